@@ -1,0 +1,81 @@
+"""Headless commands on the same engine the app uses: `generate`, `bench`, `models`, `self-test`.
+
+Every command reports bad input as one plain line on stderr and a non-zero exit code, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Callable
+
+from atomicchat import __version__
+
+# name -> "module:function" that adds the sub-parser; modules are imported lazily so that
+# `atomicchat models list` does not load llama.cpp and `generate` does not load huggingface_hub.
+COMMANDS: dict[str, str] = {
+    "generate": "atomicchat.engine.cli_generate:register",
+    "models": "atomicchat.models.cli:register",
+    "bench": "atomicchat.bench:register",
+    "self-test": "atomicchat.selftest:register",
+}
+
+
+class CliError(Exception):
+    """A user-facing failure: printed as one line, exit code `code`."""
+
+    def __init__(self, message: str, code: int = 2) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one clear line, exit 2, no usage dump
+        raise CliError(f"{self.prog}: {message}")
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    parser = _Parser(prog="atomicchat", description="Atomic Chat headless commands.")
+    parser.add_argument("--version", action="version", version=f"atomicchat {__version__}")
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
+    for name, target in COMMANDS.items():
+        if only is not None and name != only:
+            continue
+        module_name, func_name = target.split(":")
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name == module_name:
+                continue  # command not available in this build
+            raise
+        register: Callable[[argparse._SubParsersAction], None] = getattr(module, func_name)
+        register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list and args_list[0] == "--self-test":
+        args_list[0] = "self-test"
+    only = args_list[0] if args_list and args_list[0] in COMMANDS else None
+    try:
+        parser = build_parser(only)
+        args = parser.parse_args(args_list)
+        if not getattr(args, "func", None):
+            parser.print_help()
+            return 2
+        return int(args.func(args) or 0)
+    except CliError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.code
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # engine/model errors carry a user-facing message
+        from atomicchat.engine.errors import EngineError
+
+        if isinstance(exc, EngineError):
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
+        raise

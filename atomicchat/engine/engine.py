@@ -1,0 +1,461 @@
+"""The inference engine: a target model, optionally a DFlash draft, and the two decode loops.
+
+Call sequence and pitfalls follow ../shared/docs/dflash-driver.md (verified on llama-cpp-python
+0.3.36). Invariants the loops keep between steps:
+- `id_last` (the newest sampled token) sits at position P and is in neither KV cache;
+- target KV holds positions 0..P-1 and, while DFlash is in use, so does the draft KV.
+All methods must run on one thread: llama contexts are not thread-safe.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import re
+import time
+from dataclasses import replace
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import numpy as np
+
+from atomicchat.engine import chat
+from atomicchat.engine.detok import Detokenizer
+from atomicchat.engine.errors import ContextFullError, DecodeError, DraftMismatchError, EngineError
+from atomicchat.engine.ext import load_ext
+from atomicchat.engine.lib import C, recent_log
+from atomicchat.engine.model import Context, Model, default_threads
+from atomicchat.engine.sampling import Sampler
+from atomicchat.engine.types import EngineConfig, EngineInfo, Finished, GenParams, GenStats, Step
+from atomicchat.engine.validate import DraftInfo, TargetInfo, check_pair, inspect_draft, inspect_target
+
+_OFFLOAD_RE = re.compile(r"offloaded (\d+)/(\d+) layers to GPU")
+
+
+def _common_prefix(a: list[int], b: list[int]) -> int:
+    n = min(len(a), len(b))
+    if n == 0:
+        return 0
+    x = np.asarray(a[:n], dtype=np.int64) != np.asarray(b[:n], dtype=np.int64)
+    idx = int(np.argmax(x))
+    return n if not x[idx] else idx
+
+
+class Engine:
+    """Owns both llama contexts. Construct, then call `generate` from the same thread."""
+
+    def __init__(self, config: EngineConfig, progress: Callable[[str, float], None] | None = None) -> None:
+        self.config = config
+        self.target: Model | None = None
+        self.draft: Model | None = None
+        self.tctx: Context | None = None
+        self.dctx: Context | None = None
+        self._kv: list[int] = []  # tokens whose KV is in the target cache, positions 0..len-1
+        self._dkv_len = 0  # leading positions of _kv that the draft cache also holds
+        self._ckpt_buf: ctypes.Array | None = None
+        tinfo = inspect_target(config.target_path)
+        dinfo = inspect_draft(config.draft_path) if config.draft_path else None
+        if dinfo is not None:
+            check_pair(tinfo, dinfo)
+            self.ext = load_ext()  # fail before loading gigabytes of weights
+        self.tinfo: TargetInfo = tinfo
+        self.dinfo: DraftInfo | None = dinfo
+        try:
+            self._load(progress)
+        except BaseException:
+            self.close()
+            raise
+
+    # ------------------------------------------------------------------ loading
+    def _load(self, progress: Callable[[str, float], None] | None) -> None:
+        c = C()
+        cfg = self.config
+        step_cb = (lambda stage: (lambda v: (progress(stage, v), True)[1])) if progress else (lambda stage: None)
+        self.target = Model(Path(cfg.target_path), cfg.n_gpu_layers, step_cb("target"))
+        offload_lines = [ln for ln in recent_log(40) if _OFFLOAD_RE.search(ln)]
+        if self.dinfo is not None:
+            self.draft = Model(Path(cfg.draft_path), cfg.n_gpu_layers, step_cb("draft"))  # type: ignore[arg-type]
+            self.block_size = self.dinfo.block_size
+            self.draft_max = max(1, min(cfg.draft_max or self.block_size - 1, self.block_size - 1))
+        else:
+            self.block_size = 0
+            self.draft_max = 0
+        self.n_vocab = self.target.n_vocab
+        n_batch = max(cfg.n_batch, self.draft_max + 1, 1)
+        n_ctx = max(cfg.n_ctx, n_batch)
+        threads = cfg.n_threads or default_threads(self.tinfo.file_size)
+        batch_threads = cfg.n_threads or max(threads, default_threads(self.tinfo.file_size))
+
+        tp = c.llama_context_default_params()
+        tp.n_ctx = n_ctx
+        tp.n_batch = n_batch
+        tp.n_ubatch = n_batch
+        tp.n_threads = threads
+        tp.n_threads_batch = batch_threads
+        tp.embeddings = False
+        tp.no_perf = True
+        if self.draft is not None and self.target.is_hybrid:
+            tp.n_rs_seq = self.draft_max if cfg.n_rs_seq is None else cfg.n_rs_seq
+        self.tctx = Context(self.target, tp, "chat")
+        self.n_ctx = self.tctx.n_ctx
+        self.n_rs_seq = int(c.llama_n_rs_seq(self.tctx.ptr)) if self.target.is_hybrid else 0
+
+        if self.draft is not None:
+            self._init_draft(threads, batch_threads)
+
+        self.template = chat.pick_template(self.tinfo.chat_template or self.target.chat_template(), self.tinfo.arch)
+        used = 0
+        if offload_lines:
+            m = _OFFLOAD_RE.search(offload_lines[-1])
+            used = int(m.group(1)) if m else 0
+        notes: list[str] = []
+        if not c.llama_supports_gpu_offload():
+            device = "CPU"
+            if cfg.n_gpu_layers != 0:
+                notes.append("This build of llama.cpp has no GPU backend, so everything runs on the CPU.")
+        elif cfg.n_gpu_layers == 0:
+            device = "CPU (GPU layers set to 0)"
+        else:
+            device = f"GPU ({used}/{self.target.n_layer + 1} layers)" if used else "CPU (no GPU layers were offloaded)"
+        if self.tinfo.context_length and n_ctx > self.tinfo.context_length:
+            notes.append(f"Context {n_ctx} exceeds the model's trained {self.tinfo.context_length} tokens.")
+        self.info = EngineInfo(
+            target_name=self.tinfo.name,
+            target_path=self.tinfo.path,
+            draft_name=self.dinfo.name if self.dinfo else None,
+            draft_path=self.dinfo.path if self.dinfo else None,
+            block_size=self.block_size,
+            draft_max=self.draft_max,
+            n_ctx=self.n_ctx,
+            device=device,
+            gpu_layers_used=used,
+            has_chat_template=bool(self.tinfo.chat_template),
+            is_hybrid=self.target.is_hybrid,
+            n_vocab=self.n_vocab,
+            notes=tuple(notes),
+        )
+
+    def _init_draft(self, threads: int, batch_threads: int) -> None:
+        c = C()
+        assert self.draft is not None and self.tctx is not None and self.target is not None
+        if self.draft.n_vocab != self.target.n_vocab:
+            raise DraftMismatchError("The draft and target vocabularies differ in size.")
+        n = int(self.ext.model_target_layer_ids_n(self.draft.ptr))
+        ids = self.ext.model_target_layer_ids(self.draft.ptr)
+        self.layer_ids = [int(ids[i]) for i in range(n)]
+        for lid in self.layer_ids:  # before the first target decode, or acceptance drops to zero
+            self.ext.set_embeddings_layer_inp(self.tctx.ptr, lid, True)
+        dp = c.llama_context_default_params()
+        dp.n_ctx = self.tctx.n_ctx
+        dp.n_batch = self.tctx.n_batch
+        dp.n_ubatch = self.tctx.n_ubatch
+        dp.n_threads = threads
+        dp.n_threads_batch = batch_threads
+        dp.n_rs_seq = 0
+        dp.embeddings = False
+        dp.no_perf = True
+        dp.ctx_other = self.tctx.ptr
+        self.dctx = Context(self.draft, dp, "draft")
+        causal = (self.draft.meta("dflash.attention.causal") or "false").lower() == "true"
+        c.llama_set_causal_attn(self.dctx.ptr, causal)
+        self.mask_token = int(c.llama_vocab_mask(self.draft.vocab))
+        if self.mask_token < 0:
+            raise DraftMismatchError(f"{self.draft.path.name} has no mask token; DFlash cannot draft with it.")
+        rope = int(c.llama_model_rope_type(self.draft.ptr))
+        self.n_pos_embd = 4 if rope in (c.LLAMA_ROPE_TYPE_MROPE, c.LLAMA_ROPE_TYPE_IMROPE) else 1
+        self.n_embd = self.target.n_embd
+        if self.dctx.n_ubatch < self.draft_max + 1:
+            raise EngineError("internal: draft micro-batch is smaller than the draft block")
+
+    # ------------------------------------------------------------------ prompts
+    def tokenize(self, text: str, add_special: bool = True) -> list[int]:
+        assert self.target is not None
+        return self.target.tokenize(text, add_special)
+
+    def detokenize(self, tokens: list[int]) -> str:
+        assert self.target is not None
+        d = Detokenizer(self.target.piece)
+        return d.feed(tokens) + d.flush()
+
+    def render_chat(self, messages: list[dict[str, str]], enable_thinking: bool | None = None) -> str:
+        assert self.target is not None
+        if enable_thinking is None and self.draft is not None:
+            enable_thinking = False  # DFlash drafts are trained on non-thinking output
+        bos = self.target.bos()
+        eos = self.target.eos()
+        return chat.render(
+            self.template,
+            messages,
+            bos_token=self.target.token_text(bos) if bos >= 0 else "",
+            eos_token=self.target.token_text(eos) if eos >= 0 else "",
+            enable_thinking=enable_thinking,
+        )
+
+    def chat_prompt(self, messages: list[dict[str, str]], enable_thinking: bool | None = None) -> list[int]:
+        assert self.target is not None
+        text = self.render_chat(messages, enable_thinking)
+        bos = self.target.bos()
+        bos_text = self.target.token_text(bos) if bos >= 0 else ""
+        add_special = not (bos_text and text.startswith(bos_text))
+        return self.target.tokenize(text, add_special=add_special, parse_special=True)
+
+    # ------------------------------------------------------------------ low-level steps
+    def _check(self, rc: int, what: str) -> None:
+        if rc != 0:
+            hint = " (the context is full)" if rc == 1 else ""
+            raise DecodeError(f"llama.cpp failed while {what} (code {rc}){hint}.")
+
+    def _features(self, n_rows: int) -> np.ndarray:
+        """Target layer inputs of the last target decode, concatenated in draft order: (n_rows, L*E)."""
+        assert self.tctx is not None
+        views = [
+            np.ctypeslib.as_array(self.ext.get_embeddings_layer_inp(self.tctx.ptr, lid), shape=(n_rows, self.n_embd))
+            for lid in self.layer_ids
+        ]
+        return np.ascontiguousarray(np.concatenate(views, axis=1), dtype=np.float32)
+
+    def _inject(self, feats: np.ndarray, pos0: int) -> None:
+        assert self.dctx is not None
+        ub = self.dctx.n_ubatch  # non-causal draft: more rows than n_ubatch aborts the process
+        for s in range(0, feats.shape[0], ub):
+            self.dctx.clear_batch()
+            self.dctx.add_embd_rows(feats[s : s + ub], pos0 + s, self.n_pos_embd)
+            self._check(self.dctx.process(), "feeding the draft")
+
+    def _decode_target(self, tokens: list[int], pos0: int, outputs: str) -> None:
+        assert self.tctx is not None
+        self.tctx.clear_batch()
+        self.tctx.add_tokens(tokens, pos0, outputs)
+        self._check(self.tctx.process(), "evaluating the model")
+
+    def _prefill(self, tokens: list[int], start: int, inject: bool) -> None:
+        assert self.tctx is not None
+        nb = self.tctx.n_batch
+        for s in range(start, len(tokens), nb):
+            chunk = tokens[s : s + nb]
+            self._decode_target(chunk, s, "last" if s + len(chunk) == len(tokens) else "none")
+            if inject:
+                self._inject(self._features(len(chunk)), s)
+
+    def _prepare_cache(self, prompt: list[int], use_draft: bool) -> int:
+        """Keep the longest reusable prefix of both caches; return how many prompt tokens are cached."""
+        assert self.tctx is not None
+        common = min(_common_prefix(self._kv, prompt), len(prompt) - 1)
+        if use_draft:
+            common = min(common, self._dkv_len)
+        if common < len(self._kv) and not self.tctx.seq_rm(common):
+            self._reset_cache()  # recurrent state cannot roll back that far
+            return 0
+        self._kv = self._kv[:common]
+        if self.dctx is not None and self._dkv_len > common:
+            if self.dctx.seq_rm(common):
+                self._dkv_len = common
+            else:
+                self.dctx.clear_memory()
+                self._dkv_len = 0
+                if use_draft:
+                    self._reset_cache()
+                    return 0
+        return common
+
+    def _reset_cache(self) -> None:
+        if self.tctx is not None:
+            self.tctx.clear_memory()
+        if self.dctx is not None:
+            self.dctx.clear_memory()
+        self._kv = []
+        self._dkv_len = 0
+
+    def _save_checkpoint(self) -> int:
+        c = C()
+        flags = c.LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY
+        assert self.tctx is not None
+        size = int(c.llama_state_seq_get_size_ext(self.tctx.ptr, 0, flags))
+        if self._ckpt_buf is None or len(self._ckpt_buf) < size:
+            self._ckpt_buf = (ctypes.c_uint8 * size)()
+        n = int(c.llama_state_seq_get_data_ext(self.tctx.ptr, self._ckpt_buf, size, 0, flags))
+        if n == 0:
+            raise DecodeError("Could not save the recurrent state before verifying a draft.")
+        return n
+
+    def _restore_checkpoint(self, n: int) -> None:
+        c = C()
+        assert self.tctx is not None and self._ckpt_buf is not None
+        flags = c.LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY
+        if int(c.llama_state_seq_set_data_ext(self.tctx.ptr, self._ckpt_buf, n, 0, flags)) == 0:
+            raise DecodeError("Could not restore the recurrent state after a rejected draft.")
+
+    def _plain_step(self, id_last: int, pos: int, sampler: Sampler, inject: bool) -> list[int]:
+        assert self.tctx is not None
+        self._decode_target([id_last], pos, "all")
+        row = self.tctx.logits(1, self.n_vocab)[0] if sampler.greedy else None
+        tok = sampler.sample_row(self.tctx.ptr, 0, row)
+        if inject:
+            self._inject(self._features(1), pos)
+        return [tok]
+
+    def _draft_block(self, id_last: int, pos: int, n_max: int, n_use: int) -> list[int]:
+        """Draft in one forward pass of the draft over [id_last, mask x n_max]; keep the first n_use.
+
+        The full block is always decoded (fixed shapes, the trained layout), then truncated."""
+        assert self.dctx is not None
+        d = self.dctx
+        d.clear_batch()
+        d.add_token(id_last, pos, True)
+        for i in range(1, n_max + 1):
+            d.add_token(self.mask_token, pos + i, True)  # every row output, or logits shift
+        self._check(d.process(), "drafting")
+        drafts = np.argmax(d.logits(n_use + 1, self.n_vocab)[1:], axis=1).tolist()
+        if not d.seq_rm(pos):  # the noise block wrote K/V that must not stay
+            raise DecodeError("Could not clear the draft block from the draft cache.")
+        return drafts
+
+    def _dflash_step(
+        self, id_last: int, pos: int, n_max: int, n_use: int, sampler: Sampler, stats: GenStats
+    ) -> tuple[list[int], int]:
+        """One draft + verify + rollback step. Returns (accepted prefix + target token, n drafted)."""
+        assert self.tctx is not None and self.target is not None
+        t0 = time.perf_counter()
+        drafts = self._draft_block(id_last, pos, n_max, n_use)
+        n = len(drafts)
+        t1 = time.perf_counter()
+        ckpt = self._save_checkpoint() if self.target.is_hybrid and n > self.n_rs_seq else 0
+
+        self._decode_target([id_last, *drafts], pos, "all")
+        logits = self.tctx.logits(n + 1, self.n_vocab) if sampler.greedy else None
+        acc: list[int] = []
+        for j in range(n + 1):
+            tok = sampler.sample_row(self.tctx.ptr, j, logits[j] if logits is not None else None)
+            acc.append(tok)
+            if j == n or tok != drafts[j] or self.target.is_eog(tok):
+                break
+        n_acc = len(acc) - 1
+        feats = self._features(n_acc + 1)
+        if n_acc < n and not self.tctx.seq_rm(pos + n_acc + 1):
+            if not ckpt:
+                raise DecodeError("The model could not roll back a rejected draft.")
+            self._restore_checkpoint(ckpt)
+            self.tctx.seq_rm(pos)
+            self._decode_target([id_last, *acc[:-1]], pos, "none")
+            feats = self._features(n_acc + 1)
+            stats.n_fallbacks += 1
+        t2 = time.perf_counter()
+        self._inject(feats, pos)
+        t3 = time.perf_counter()
+        stats.draft_seconds += (t1 - t0) + (t3 - t2)
+        stats.verify_seconds += t2 - t1
+        return acc, n
+
+    # ------------------------------------------------------------------ generation
+    def generate(
+        self,
+        prompt: list[int],
+        params: GenParams = GenParams(),
+        should_stop: Callable[[], bool] | None = None,
+    ) -> Iterator[Step | Finished]:
+        """Yield a Step per decode step, then one Finished. Safe to abandon between steps."""
+        assert self.tctx is not None and self.target is not None
+        if not prompt:
+            raise EngineError("The prompt is empty.")
+        if len(prompt) >= self.n_ctx:
+            raise ContextFullError(
+                f"The conversation is {len(prompt)} tokens long, more than the context of {self.n_ctx} tokens. "
+                "Start a new chat or raise the context size."
+            )
+        bad = [t for t in prompt if not 0 <= t < self.n_vocab]
+        if bad:
+            raise EngineError(f"Token id {bad[0]} is outside the model's vocabulary of {self.n_vocab}.")
+        use_draft = bool(params.use_draft and self.dctx is not None)
+        n_max = min(params.draft_max or self.draft_max, self.draft_max) if use_draft else 0
+        stats = GenStats(n_prompt=len(prompt))
+        sampler = Sampler(params, self.n_vocab)
+        detok = Detokenizer(self.target.piece)
+        seq = list(prompt)  # prompt + every sampled token
+        out: list[int] = []
+        stop = should_stop or (lambda: False)
+        try:
+            t0 = time.perf_counter()
+            cached = self._prepare_cache(prompt, use_draft)
+            stats.n_prompt_cached = cached
+            self._prefill(prompt, cached, inject=use_draft)
+            row = self.tctx.logits_last(self.n_vocab) if sampler.greedy else None
+            first = sampler.sample_row(self.tctx.ptr, -1, row)
+            pos = len(prompt)
+            self._commit(seq, pos, use_draft)
+            stats.prefill_seconds = time.perf_counter() - t0
+            t_gen = time.perf_counter()
+            acc, n_drafted = [first], 0
+            while True:
+                stats.n_steps += 1
+                if n_drafted:
+                    stats.n_draft_steps += 1
+                    stats.n_drafted += n_drafted
+                    stats.n_accepted += len(acc) - 1
+                seq.extend(acc)
+                reason = None
+                emit = acc
+                if self.target.is_eog(acc[-1]):
+                    emit, reason = acc[:-1], "eos"
+                out.extend(emit)
+                stats.n_generated = len(out)
+                stats.generate_seconds = time.perf_counter() - t_gen
+                if reason is None and len(out) >= params.max_tokens:
+                    reason = "length"
+                if reason is None and pos >= self.n_ctx:
+                    reason = "context"
+                self._commit(seq, pos, use_draft)
+                yield Step(
+                    tokens=list(emit),
+                    text=detok.feed(emit),
+                    from_draft=[i < len(acc) - 1 for i in range(len(emit))],
+                    n_drafted=n_drafted,
+                    n_accepted=len(acc) - 1 if n_drafted else 0,
+                    stats=replace(stats),
+                )
+                if reason is None and stop():
+                    reason = "cancelled"
+                if reason is not None:
+                    break
+                id_last = seq[-1]
+                remaining = params.max_tokens - len(out)
+                n_use = min(n_max, remaining - 1, self.n_ctx - pos - 1)
+                if use_draft and n_use >= 1 and pos + n_max < self.n_ctx:
+                    acc, n_drafted = self._dflash_step(id_last, pos, n_max, n_use, sampler, stats)
+                else:
+                    t1 = time.perf_counter()
+                    acc, n_drafted = self._plain_step(id_last, pos, sampler, inject=use_draft), 0
+                    stats.verify_seconds += time.perf_counter() - t1
+                pos += len(acc)
+            tail = detok.flush()
+            if tail:
+                yield Step(tokens=[], text=tail, from_draft=[], n_drafted=0, n_accepted=0, stats=stats)
+            yield Finished(reason=reason, stats=replace(stats), tokens=out, text=self.detokenize(out))
+        except EngineError:
+            self._reset_cache()
+            raise
+        finally:
+            sampler.close()
+
+    def _commit(self, seq: list[int], pos: int, use_draft: bool) -> None:
+        """Record what the caches hold: every token before position `pos`."""
+        self._kv = seq[:pos]
+        if use_draft:
+            self._dkv_len = pos
+
+    def reset(self) -> None:
+        """Forget the cached conversation (both KV caches)."""
+        self._reset_cache()
+
+    # ------------------------------------------------------------------ teardown
+    def close(self) -> None:
+        """Free in the order llama.cpp needs: draft context, target context, then the models."""
+        for attr in ("dctx", "tctx", "draft", "target"):
+            obj = getattr(self, attr, None)
+            if obj is not None:
+                obj.close()
+                setattr(self, attr, None)
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

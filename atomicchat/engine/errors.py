@@ -1,0 +1,35 @@
+"""Typed engine errors. Each message is a sentence a user can act on; none aborts the process."""
+
+from __future__ import annotations
+
+
+class EngineError(Exception):
+    """Base class: `str(exc)` is shown to the user as is."""
+
+
+class ModelFileError(EngineError):
+    """The file is missing, unreadable or not a GGUF model."""
+
+
+class DraftMismatchError(EngineError):
+    """The draft cannot be paired with this target (architecture, width, vocabulary, layers)."""
+
+
+class UnsupportedDraftError(EngineError):
+    """A draft variant this version does not run yet (DFlash2, DSpark)."""
+
+
+class ModelLoadError(EngineError):
+    """llama.cpp refused to load the model or to create a context for it."""
+
+
+class MissingSymbolError(EngineError):
+    """The installed libllama lacks a DFlash entry point this engine needs."""
+
+
+class ContextFullError(EngineError):
+    """The prompt does not fit into the context window."""
+
+
+class DecodeError(EngineError):
+    """llama.cpp failed while evaluating a batch."""

@@ -1,0 +1,109 @@
+"""Plain data passed between the engine and its consumers (GUI worker, CLI, benchmarks)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    target_path: Path
+    draft_path: Path | None = None
+    n_ctx: int = 4096
+    n_batch: int = 512
+    n_gpu_layers: int = -1  # -1: all layers that the backend can take; 0: CPU only
+    n_threads: int | None = None  # None: physical cores
+    draft_max: int | None = None  # None: block_size - 1
+    # Tests and experts only: recurrent rollback depth of a hybrid target (None: draft_max).
+    # A smaller value forces the checkpoint/re-decode fallback.
+    n_rs_seq: int | None = None
+    seed: int = 0xFFFFFFFF
+
+
+@dataclass(frozen=True)
+class GenParams:
+    max_tokens: int = 512
+    temperature: float = 0.0  # 0: greedy
+    top_k: int = 40
+    top_p: float = 0.95
+    min_p: float = 0.05
+    seed: int | None = None  # None: a fresh random seed per generation
+    use_draft: bool = True  # False: target-only even when a draft is loaded (baselines)
+    draft_max: int | None = None  # per-call override, clamped to the loaded maximum
+
+    @property
+    def greedy(self) -> bool:
+        return self.temperature <= 0.0
+
+
+@dataclass
+class GenStats:
+    n_prompt: int = 0
+    n_prompt_cached: int = 0
+    n_generated: int = 0
+    n_drafted: int = 0
+    n_accepted: int = 0
+    n_steps: int = 0
+    n_draft_steps: int = 0
+    n_fallbacks: int = 0  # hybrid targets: checkpoint restores + re-decodes
+    prefill_seconds: float = 0.0
+    generate_seconds: float = 0.0
+    draft_seconds: float = 0.0
+    verify_seconds: float = 0.0
+
+    @property
+    def acceptance(self) -> float:
+        """accepted / drafted, as llama.cpp's draft_n_accepted / draft_n."""
+        return self.n_accepted / self.n_drafted if self.n_drafted else 0.0
+
+    @property
+    def tau(self) -> float:
+        """Mean tokens emitted per draft step: accepted per step + the target's own token."""
+        return self.n_accepted / self.n_draft_steps + 1.0 if self.n_draft_steps else 1.0
+
+    @property
+    def tokens_per_second(self) -> float:
+        return self.n_generated / self.generate_seconds if self.generate_seconds > 0 else 0.0
+
+    def to_dict(self) -> dict[str, float | int]:
+        d: dict[str, float | int] = dict(self.__dict__)
+        d.update(acceptance=self.acceptance, tau=self.tau, tokens_per_second=self.tokens_per_second)
+        return d
+
+
+@dataclass(frozen=True)
+class Step:
+    """One decode step: a single token target-only, or the accepted prefix plus one with DFlash."""
+
+    tokens: list[int]
+    text: str
+    from_draft: list[bool]
+    n_drafted: int
+    n_accepted: int
+    stats: GenStats
+
+
+@dataclass(frozen=True)
+class Finished:
+    reason: str  # "eos" | "length" | "cancelled" | "context"
+    stats: GenStats
+    tokens: list[int] = field(default_factory=list)  # everything generated
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class EngineInfo:
+    target_name: str
+    target_path: Path
+    draft_name: str | None
+    draft_path: Path | None
+    block_size: int
+    draft_max: int
+    n_ctx: int
+    device: str
+    gpu_layers_used: int
+    has_chat_template: bool
+    is_hybrid: bool
+    n_vocab: int
+    notes: tuple[str, ...] = ()

@@ -1,0 +1,1 @@
+"""The Qt Widgets desktop app. Only this package imports Qt; it reaches the engine through `worker`."""

@@ -1,0 +1,47 @@
+"""Small helpers shared by the engine tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from atomicchat.engine import Engine, EngineConfig, Finished, GenParams, Step
+
+
+def engine(target: Path, draft: Path | None = None, **kw) -> Engine:
+    kw.setdefault("n_ctx", 1024)
+    return Engine(EngineConfig(target_path=target, draft_path=draft, **kw))
+
+
+def run(eng: Engine, prompt: list[int], **params) -> tuple[list[int], Finished, list[Step]]:
+    steps: list[Step] = []
+    final = None
+    for ev in eng.generate(prompt, GenParams(**params)):
+        if isinstance(ev, Step):
+            steps.append(ev)
+        else:
+            final = ev
+    assert final is not None
+    toks = [t for s in steps for t in s.tokens]
+    assert toks == final.tokens
+    return toks, final, steps
+
+
+def install_oracle(eng: Engine, prompt: list[int], reference: list[int], corrupt_every: int = 3) -> None:
+    """Replace the draft's guesses with the target's own greedy continuation, one token in
+    `corrupt_every` blocks corrupted, so acceptance is partial in a known pattern. The real draft
+    pass still runs, so the draft cache stays exactly as in production."""
+    real = eng._draft_block
+    calls = {"n": 0}
+
+    def oracle(id_last: int, pos: int, n_max: int, n_use: int) -> list[int]:
+        real(id_last, pos, n_max, n_use)
+        k = pos - len(prompt) + 1
+        guess = list(reference[k : k + n_use])
+        guess += [0] * (n_use - len(guess))
+        calls["n"] += 1
+        if calls["n"] % corrupt_every == 0 and guess:
+            i = (calls["n"] // corrupt_every) % len(guess)
+            guess[i] = (guess[i] + 1) % eng.n_vocab
+        return guess
+
+    eng._draft_block = oracle  # type: ignore[method-assign]

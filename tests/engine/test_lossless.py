@@ -1,0 +1,105 @@
+"""Greedy DFlash output must equal target-only output token for token."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.engine.helpers import engine, install_oracle, run
+
+PROMPTS = [[1, 2, 3], [7, 100, 42, 9, 300, 11], list(range(20, 80))]
+
+
+@pytest.fixture(params=["llama_pair", "llama_pair_own_embd", "qwen35_pair"])
+def pair(request):
+    return request.getfixturevalue(request.param)
+
+
+def test_random_draft_matches_target_only(pair):
+    base = engine(pair.target)
+    spec = engine(pair.target, pair.draft)
+    try:
+        for prompt in PROMPTS:
+            ref, _, _ = run(base, prompt, max_tokens=48)
+            base.reset()
+            for n_max in (1, 4, 15):
+                spec.reset()
+                got, fin, _ = run(spec, prompt, max_tokens=48, draft_max=n_max)
+                assert got == ref, (prompt, n_max)
+                assert fin.stats.n_drafted > 0
+                assert fin.stats.n_accepted <= fin.stats.n_drafted
+    finally:
+        spec.close()
+        base.close()
+
+
+@pytest.mark.parametrize("n_max", [3, 8, 15])
+def test_partial_acceptance_oracle_matches(pair, n_max):
+    prompt = [5, 6, 7, 8]
+    with engine(pair.target) as base:
+        ref, _, _ = run(base, prompt, max_tokens=80)
+    with engine(pair.target, pair.draft) as spec:
+        install_oracle(spec, prompt, ref)
+        got, fin, steps = run(spec, prompt, max_tokens=60, draft_max=n_max)
+    assert got == ref[:60]
+    s = fin.stats
+    assert s.n_accepted > 0, "the oracle must produce accepted drafts"
+    assert s.n_accepted < s.n_drafted, "corrupted tokens must be rejected"
+    assert any(0 < st.n_accepted < st.n_drafted for st in steps), "some step must accept only a prefix"
+    assert all(st.from_draft.count(True) == st.n_accepted for st in steps if st.tokens)
+
+
+def test_hybrid_checkpoint_fallback(qwen35_pair):
+    """n_rs_seq smaller than the draft length: rollbacks beyond it restore a PARTIAL_ONLY
+    checkpoint and re-decode the accepted tokens; output must not change."""
+    prompt = [3, 1, 4, 1, 5, 9, 2, 6]
+    with engine(qwen35_pair.target) as base:
+        ref, _, _ = run(base, prompt, max_tokens=70)
+    with engine(qwen35_pair.target, qwen35_pair.draft, n_rs_seq=2) as spec:
+        assert spec.n_rs_seq == 2
+        install_oracle(spec, prompt, ref, corrupt_every=2)
+        got, fin, _ = run(spec, prompt, max_tokens=64, draft_max=12)
+    assert got == ref[:64]
+    assert fin.stats.n_fallbacks > 0
+    assert fin.stats.n_accepted > 0
+
+
+def test_hybrid_rollback_without_fallback(qwen35_pair):
+    prompt = [2, 7, 1, 8, 2, 8]
+    with engine(qwen35_pair.target) as base:
+        ref, _, _ = run(base, prompt, max_tokens=50)
+    with engine(qwen35_pair.target, qwen35_pair.draft) as spec:
+        assert spec.n_rs_seq >= spec.draft_max
+        install_oracle(spec, prompt, ref)
+        got, fin, _ = run(spec, prompt, max_tokens=50)
+    assert got == ref
+    assert fin.stats.n_fallbacks == 0
+
+
+def test_multi_turn_cache_reuse_is_exact(pair):
+    """A second turn that extends the first reuses the KV caches and still matches a fresh run."""
+    turn1 = [10, 11, 12, 13]
+    with engine(pair.target, pair.draft) as spec:
+        out1, _, _ = run(spec, turn1, max_tokens=20)
+        turn2 = turn1 + out1 + [50, 51, 52]
+        out2, fin2, _ = run(spec, turn2, max_tokens=20)
+        assert fin2.stats.n_prompt_cached >= len(turn1) + len(out1) - 1
+        # an edited history (diverging prefix) must also be right
+        turn3 = turn1[:2] + [99, 98]
+        out3, _, _ = run(spec, turn3, max_tokens=20)
+    with engine(pair.target) as fresh:
+        assert run(fresh, turn2, max_tokens=20)[0] == out2
+        fresh.reset()
+        assert run(fresh, turn3, max_tokens=20)[0] == out3
+
+
+def test_target_only_call_with_draft_loaded_keeps_draft_consistent(llama_pair):
+    prompt = [4, 4, 4, 9]
+    with engine(llama_pair.target, llama_pair.draft) as spec:
+        a, fa, _ = run(spec, prompt, max_tokens=30, use_draft=False)
+        assert fa.stats.n_drafted == 0
+        b, fb, _ = run(spec, prompt + a + [1], max_tokens=30)
+        assert fb.stats.n_drafted > 0
+    with engine(llama_pair.target) as base:
+        assert run(base, prompt, max_tokens=30)[0] == a
+        base.reset()
+        assert run(base, prompt + a + [1], max_tokens=30)[0] == b

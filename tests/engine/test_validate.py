@@ -1,0 +1,150 @@
+"""Every bad model or pairing is a typed, plain-words exception raised before llama.cpp sees it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from atomicchat.engine import (
+    DraftMismatchError,
+    EngineError,
+    ModelFileError,
+    UnsupportedDraftError,
+)
+from atomicchat.engine.gguf_header import read_header
+from atomicchat.engine.validate import check_pair, inspect_draft, inspect_target
+from tests.engine.helpers import engine
+from tests.gguf_factory import DraftSpec, TargetSpec, write_draft, write_not_gguf, write_target
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(ModelFileError, match="not found"):
+        engine(tmp_path / "nope.gguf")
+
+
+def test_folder_is_not_a_model(tmp_path):
+    with pytest.raises(ModelFileError, match="folder"):
+        inspect_target(tmp_path)
+
+
+def test_not_gguf(tmp_path):
+    with pytest.raises(ModelFileError, match="not a GGUF"):
+        engine(write_not_gguf(tmp_path / "x.gguf"))
+
+
+def test_truncated_gguf(tmp_path, llama_pair):
+    data = llama_pair.target.read_bytes()[:200]
+    bad = tmp_path / "cut.gguf"
+    bad.write_bytes(data)
+    with pytest.raises(ModelFileError, match="truncated"):
+        inspect_target(bad)
+
+
+def test_draft_given_as_target(llama_pair):
+    with pytest.raises(ModelFileError, match="DFlash draft, not a chat model"):
+        engine(llama_pair.draft)
+
+
+def test_target_given_as_draft(llama_pair):
+    with pytest.raises(DraftMismatchError, match="not a DFlash draft"):
+        engine(llama_pair.target, llama_pair.target)
+
+
+def test_width_mismatch(tmp_path, llama_pair):
+    d = write_draft(tmp_path / "wide.gguf", llama_pair.target_spec, DraftSpec(n_embd=128))
+    with pytest.raises(DraftMismatchError, match="width 128.*width 64"):
+        engine(llama_pair.target, d)
+
+
+def test_vocab_size_mismatch(tmp_path, llama_pair):
+    d = write_draft(tmp_path / "v.gguf", llama_pair.target_spec, DraftSpec(n_vocab=300))
+    with pytest.raises(DraftMismatchError, match="300 tokens"):
+        engine(llama_pair.target, d)
+
+
+def test_same_size_different_tokens(tmp_path, llama_pair):
+    other = TargetSpec(n_vocab=512)
+    t2 = write_target(tmp_path / "t2.gguf", other)
+    # rewrite the token list of a copy: same count, other strings
+    from gguf import GGUFWriter
+
+    w = GGUFWriter(str(tmp_path / "d2.gguf"), "dflash")
+    hdr = read_header(llama_pair.draft)
+    for k, v in hdr.metadata.items():
+        if k.startswith("general.") or k.startswith("tokenizer."):
+            continue
+        if isinstance(v, list):
+            w.add_array(k, v)
+        elif isinstance(v, bool):
+            w.add_bool(k, v)
+        elif isinstance(v, float):
+            w.add_float32(k, v)
+        else:
+            w.add_uint32(k, v)
+    w.add_string("tokenizer.ggml.model", "test")
+    w.add_array("tokenizer.ggml.tokens", [f"other_{i}" for i in range(512)])
+    w.add_array("tokenizer.ggml.scores", [0.0] * 512)
+    w.add_uint32("tokenizer.ggml.mask_token_id", 511)
+    w.add_tensor("fc.weight", np.zeros((64, 128), np.float32))
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    assert t2.exists()
+    with pytest.raises(DraftMismatchError, match="different tokens"):
+        check_pair(inspect_target(llama_pair.target), inspect_draft(tmp_path / "d2.gguf"))
+
+
+def test_layer_out_of_range(tmp_path, llama_pair):
+    d = write_draft(tmp_path / "l.gguf", llama_pair.target_spec, DraftSpec(target_layers=(1, 4)))
+    with pytest.raises(DraftMismatchError, match=r"layer\(s\) 4 .*only 4 layers"):
+        engine(llama_pair.target, d)
+
+
+def test_missing_mask_token(tmp_path, llama_pair):
+    d = write_draft(tmp_path / "m.gguf", llama_pair.target_spec, DraftSpec(mask_token_id=None))
+    with pytest.raises(DraftMismatchError, match="mask token"):
+        engine(llama_pair.target, d)
+
+
+def test_dspark_refused(tmp_path, llama_pair):
+    d = write_draft(
+        tmp_path / "s.gguf",
+        llama_pair.target_spec,
+        DraftSpec(extra_tensors={"markov_w1.weight": np.zeros((512, 8), np.float32)}),
+    )
+    with pytest.raises(UnsupportedDraftError, match="DSpark"):
+        engine(llama_pair.target, d)
+
+
+def test_dflash2_refused(tmp_path, llama_pair):
+    d = write_draft(tmp_path / "d2.gguf", llama_pair.target_spec, DraftSpec(extra_kv={"dflash.selector_top_k": 4}))
+    with pytest.raises(UnsupportedDraftError, match="DFlash2"):
+        engine(llama_pair.target, d)
+
+
+def test_errors_are_engine_errors_and_process_survives(tmp_path, llama_pair):
+    """After every refusal above the process is alive and a good pair still loads and runs."""
+    for bad in (tmp_path / "missing.gguf", write_not_gguf(tmp_path / "z.gguf")):
+        with pytest.raises(EngineError):
+            engine(llama_pair.target, bad)
+    with engine(llama_pair.target, llama_pair.draft) as eng:
+        assert eng.info.draft_max == 15
+        assert eng.info.block_size == 16
+
+
+def test_header_reader_matches_gguf_package(llama_pair):
+    from gguf import GGUFReader
+
+    ours = read_header(llama_pair.draft)
+    ref = GGUFReader(str(llama_pair.draft))
+    assert ours.n_vocab == len(ref.fields["tokenizer.ggml.tokens"].data)
+    assert ours.get("dflash.target_layers") == list(ref.fields["dflash.target_layers"].contents())
+    assert set(ours.tensors) == {t.name for t in ref.tensors}
+
+
+def test_draft_max_clamped(llama_pair):
+    with engine(llama_pair.target, llama_pair.draft, draft_max=40) as eng:
+        assert eng.draft_max == 15
+    with engine(llama_pair.target, llama_pair.draft, draft_max=4) as eng:
+        assert eng.draft_max == 4
