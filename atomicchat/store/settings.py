@@ -1,0 +1,90 @@
+"""User settings: a dataclass with sensible defaults, stored one JSON value per key.
+
+Unknown keys are ignored and values of the wrong type fall back to the default, so a settings
+row written by another version never stops the app from starting.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, fields
+from typing import Any
+
+from atomicchat.store.db import Database
+
+DEFAULT_SYSTEM_PROMPT = "You are a helpful assistant. Answer clearly and concisely."
+
+
+@dataclass
+class AppSettings:
+    system_prompt: str = DEFAULT_SYSTEM_PROMPT
+    temperature: float = 0.0  # greedy by default: stable answers and the best draft acceptance
+    top_k: int = 40
+    top_p: float = 0.95
+    min_p: float = 0.05
+    max_tokens: int = 1024
+    n_ctx: int = 4096
+    n_gpu_layers: int = -1  # -1: as many as fit; 0: CPU only
+    use_draft: bool = True  # DFlash on/off
+    draft_max: int = 0  # 0: the draft's own block size - 1
+    enable_thinking: bool = False  # DFlash drafts are trained on non-thinking output
+    colour_draft_tokens: bool = False
+    target_path: str = ""  # the chosen model; "" means pick automatically
+    draft_path: str = ""
+
+    def clamped(self) -> AppSettings:
+        """A copy with every number inside the range the engine accepts."""
+        return AppSettings(
+            system_prompt=self.system_prompt,
+            temperature=min(max(float(self.temperature), 0.0), 2.0),
+            top_k=min(max(int(self.top_k), 0), 1000),
+            top_p=min(max(float(self.top_p), 0.0), 1.0),
+            min_p=min(max(float(self.min_p), 0.0), 1.0),
+            max_tokens=min(max(int(self.max_tokens), 1), 32768),
+            n_ctx=min(max(int(self.n_ctx), 256), 262144),
+            n_gpu_layers=max(int(self.n_gpu_layers), -1),
+            use_draft=bool(self.use_draft),
+            draft_max=min(max(int(self.draft_max), 0), 64),
+            enable_thinking=bool(self.enable_thinking),
+            colour_draft_tokens=bool(self.colour_draft_tokens),
+            target_path=self.target_path,
+            draft_path=self.draft_path,
+        )
+
+
+def _coerce(value: Any, default: Any) -> Any:
+    if isinstance(default, bool):
+        return value if isinstance(value, bool) else default
+    if isinstance(default, int):
+        return value if isinstance(value, int) and not isinstance(value, bool) else default
+    if isinstance(default, float):
+        return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else default
+    if isinstance(default, str):
+        return value if isinstance(value, str) else default
+    return default
+
+
+class SettingsStore:
+    def __init__(self, db: Database) -> None:
+        self.conn = db.conn
+
+    def load(self) -> AppSettings:
+        stored: dict[str, Any] = {}
+        for row in self.conn.execute("SELECT key, value FROM settings"):
+            try:
+                stored[row["key"]] = json.loads(row["value"])
+            except ValueError:
+                continue
+        defaults = AppSettings()
+        values = {
+            f.name: _coerce(stored.get(f.name, getattr(defaults, f.name)), getattr(defaults, f.name))
+            for f in fields(AppSettings)
+        }
+        return AppSettings(**values).clamped()
+
+    def save(self, settings: AppSettings) -> None:
+        rows = [(f.name, json.dumps(getattr(settings, f.name))) for f in fields(AppSettings)]
+        self.conn.executemany(
+            "INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            rows,
+        )

@@ -1,0 +1,82 @@
+"""`atomicchat` with no command: start the desktop app.
+
+One QApplication, a qasync asyncio loop on it, the store, the engine thread and the main window.
+A store that cannot open is reported in a message box (there is no window to show it in yet).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+from PySide6.QtWidgets import QApplication, QMessageBox
+
+from atomicchat import APP_ID, APP_NAME, __version__
+
+
+def _parse(args: list[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="atomicchat", description=f"{APP_NAME} desktop app")
+    p.add_argument("--model", help="target GGUF to load instead of the saved choice")
+    p.add_argument("--draft", help="DFlash draft GGUF to pair with --model")
+    p.add_argument("--verbose", action="store_true", help="log to stderr")
+    p.add_argument("--quit-after", type=float, default=0.0, help=argparse.SUPPRESS)  # smoke tests: seconds
+    ns, _qt_args = p.parse_known_args(args)
+    return ns
+
+
+def _set_icon(app: QApplication) -> None:
+    from PySide6.QtGui import QIcon
+
+    from atomicchat.paths import resources_dir
+
+    icon = QIcon()
+    for size in (16, 24, 32, 48, 128, 256, 512):
+        path = resources_dir() / "icons" / f"atomicchat-{size}.png"
+        if path.is_file():
+            icon.addFile(str(path))
+    if not icon.isNull():
+        app.setWindowIcon(icon)
+
+
+def run_app(args: list[str] | None = None) -> int:
+    ns = _parse(list(args or []))
+    logging.basicConfig(
+        level=logging.INFO if ns.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
+    )
+    app = QApplication.instance() or QApplication([sys.argv[0]])
+    app.setApplicationName(APP_ID)
+    app.setApplicationDisplayName(APP_NAME)
+    app.setApplicationVersion(__version__)
+
+    from atomicchat.store import StoreError, open_store
+    from atomicchat.ui import async_tasks
+    from atomicchat.ui.main_window import MainWindow
+    from atomicchat.ui.model_service import ModelChoice
+    from atomicchat.ui.theme import apply_theme
+    from atomicchat.ui.worker import EngineHost
+
+    apply_theme(app)  # type: ignore[arg-type]
+    _set_icon(app)  # type: ignore[arg-type]
+    loop = async_tasks.install_loop(app)  # type: ignore[arg-type]
+    try:
+        store = open_store()
+    except StoreError as exc:
+        QMessageBox.critical(None, APP_NAME, str(exc))
+        return 1
+    host = EngineHost()
+    window = MainWindow(store, host, auto_load=ns.model is None)
+    if ns.model:
+        from pathlib import Path
+
+        window.load_model(ModelChoice(Path(ns.model), Path(ns.draft) if ns.draft else None, "chosen"))
+    window.show()
+    if ns.quit_after > 0:
+        from PySide6.QtCore import QTimer
+
+        QTimer.singleShot(int(ns.quit_after * 1000), window.close)
+    with loop:
+        app.aboutToQuit.connect(window.shutdown)
+        loop.run_forever()
+    store.close()
+    return 0

@@ -1,0 +1,378 @@
+"""The main window: chat list on the left; notices, the chat and the composer on the right.
+
+It wires widgets to the ChatSession and the engine host, picks the model to load at start-up
+(the user's pick, an installed pair, else the bundled demo; with none it opens the model manager),
+and turns every failure into a readable notice. It never blocks on the engine.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QCoreApplication, Qt, QTimer
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtWidgets import QLabel, QMainWindow, QProgressBar, QSplitter, QVBoxLayout, QWidget
+
+from atomicchat import APP_NAME
+from atomicchat.store import Store
+from atomicchat.store.settings import AppSettings
+from atomicchat.ui.chat_session import ChatSession
+from atomicchat.ui.chat_view import ChatView
+from atomicchat.ui.composer import Composer
+from atomicchat.ui.markdown_render import warm_up
+from atomicchat.ui.model_service import ModelChoice, ModelService
+from atomicchat.ui.notice_bar import NoticeBar
+from atomicchat.ui.sidebar import ChatSidebar
+from atomicchat.ui.worker import EngineHost
+from atomicchat.ui.worker_types import LoadRequest, ModelReady, WorkerFailure
+
+if TYPE_CHECKING:
+    from atomicchat.ui.model_manager import ModelManager
+
+UNDO_MS = 10000
+LOAD_KEYS = ("n_ctx", "n_gpu_layers", "draft_max", "use_draft", "target_path", "draft_path")  # need a reload
+
+
+class MainWindow(QMainWindow):
+    def __init__(
+        self, store: Store, host: EngineHost, models: ModelService | None = None, auto_load: bool = True
+    ) -> None:
+        super().__init__()
+        self.store = store
+        self.host = host
+        self.models = models or ModelService()
+        self.settings: AppSettings = store.settings.load()
+        self.choice: ModelChoice | None = None
+        self.ready: ModelReady | None = None
+        self._manager: ModelManager | None = None
+        self._load_notice = False  # the notice bar shows a model-loading problem
+        self._closing = False
+        self.setWindowTitle(APP_NAME)
+        self.resize(1100, 760)
+
+        self.sidebar = ChatSidebar()
+        self.notice = NoticeBar()
+        self.undo_bar = NoticeBar()
+        self.view = ChatView()
+        self.composer = Composer()
+        pane = QWidget()
+        pane.setObjectName("chatPane")
+        col = QVBoxLayout(pane)
+        col.setContentsMargins(0, 0, 0, 0)
+        col.setSpacing(0)
+        col.addWidget(self.notice)
+        col.addWidget(self.undo_bar)
+        col.addWidget(self.view, 1)
+        col.addWidget(self.composer)
+        split = QSplitter(Qt.Orientation.Horizontal)
+        split.addWidget(self.sidebar)
+        split.addWidget(pane)
+        split.setStretchFactor(1, 1)
+        split.setSizes([250, 850])
+        split.setChildrenCollapsible(False)
+        split.setHandleWidth(1)
+        self.setCentralWidget(split)
+
+        self.model_label = QLabel("No model loaded")
+        self.model_label.setObjectName("modelStatus")
+        self.load_bar = QProgressBar()
+        self.load_bar.setRange(0, 100)
+        self.load_bar.setMaximumWidth(160)
+        self.load_bar.setTextVisible(False)
+        self.load_bar.setVisible(False)
+        self.device_label = QLabel()
+        self.device_label.setObjectName("modelStatus")
+        self.statusBar().addWidget(self.model_label, 1)
+        self.statusBar().addWidget(self.load_bar)
+        self.statusBar().addPermanentWidget(self.device_label)
+
+        self.session = ChatSession(store, host, self.view, lambda: self.settings)
+        self._make_actions()
+
+        self.sidebar.new_requested.connect(self.new_chat)
+        self.sidebar.selected.connect(self.session.open)
+        self.sidebar.rename_requested.connect(self._rename)
+        self.sidebar.delete_requested.connect(self.delete_chat)
+        self.sidebar.search_changed.connect(lambda _q: self.refresh_sidebar())
+        self.composer.send_requested.connect(self.session.send)
+        self.composer.stop_requested.connect(self.session.stop)
+        self.view.copied.connect(lambda _t: self.statusBar().showMessage("Copied to the clipboard", 2000))
+        self.session.busy_changed.connect(self._on_busy)
+        self.session.notice.connect(self.show_notice)
+        self.session.conversations_changed.connect(self.refresh_sidebar)
+        self.session.current_changed.connect(self._on_current_changed)
+        self.session.measuring_changed.connect(self._on_measuring)
+        host.ready.connect(self._on_ready)
+        host.loading.connect(self._on_loading)
+        host.failed.connect(self._on_failed)
+
+        self.refresh_sidebar()
+        self.composer.set_ready(False, "Loading the model…")
+        self.composer.focus()
+        if auto_load:
+            QTimer.singleShot(0, self.load_model)
+        QTimer.singleShot(50, self._warm_up)
+
+    def _warm_up(self) -> None:
+        """Pay one-time costs while idle, not on the first Send: pygments lexers, and the Python
+        enum classes PySide creates lazily the first time a message widget touches them."""
+        warm_up()
+        from atomicchat.store.records import Message
+        from atomicchat.ui.message_widget import MessageWidget
+
+        for role in ("user", "assistant"):
+            w = MessageWidget(Message(0, 0, 0, role, "warm *up*\n\n```python\nx = 1\n```"))
+            w.deleteLater()
+
+    # actions and menus -------------------------------------------------------------------
+    def _action(self, text: str, shortcut: str | QKeySequence.StandardKey | None, slot, tip: str = "") -> QAction:
+        a = QAction(text, self)
+        if shortcut is not None:
+            a.setShortcut(QKeySequence(shortcut))
+        if tip:
+            a.setStatusTip(tip)
+        a.triggered.connect(slot)
+        self.addAction(a)
+        return a
+
+    def _make_actions(self) -> None:
+        self.new_action = self._action("New chat", "Ctrl+N", self.new_chat)
+        self.search_action = self._action("Search chats", "Ctrl+F", self.sidebar.search.setFocus)
+        self.quit_action = self._action("Quit", "Ctrl+Q", self.close)
+        self.stop_action = self._action("Stop", "Esc", self.session.stop, "Stop writing the reply")
+        self.stop_action.setEnabled(False)
+        self.regen_action = self._action("Regenerate reply", "Ctrl+R", self.session.regenerate)
+        self.rename_action = self._action("Rename chat", None, self.sidebar.rename_current)
+        self.delete_action = self._action("Delete chat", None, self._delete_current)
+        self.manager_action = self._action("Model manager…", "Ctrl+M", self.open_model_manager)
+        self.baseline_action = self._action(
+            "Measure target-only baseline",
+            None,
+            self.session.measure_baseline,
+            "Measure the real speedup once for this model",
+        )
+        self.settings_action = self._action("Settings…", "Ctrl+,", self.open_settings)
+        self.colour_action = self._action("Colour accepted draft tokens", None, self._toggle_colour)
+        self.colour_action.setCheckable(True)
+        self.colour_action.setChecked(self.settings.colour_draft_tokens)
+        bar = self.menuBar()
+        m = bar.addMenu("&File")
+        for a in (self.new_action, self.search_action):
+            m.addAction(a)
+        m.addSeparator()
+        m.addAction(self.quit_action)
+        m = bar.addMenu("&Chat")
+        for a in (self.stop_action, self.regen_action, self.rename_action, self.delete_action):
+            m.addAction(a)
+        m = bar.addMenu("&Model")
+        for a in (self.manager_action, self.baseline_action, self.settings_action):
+            m.addAction(a)
+        m = bar.addMenu("&View")
+        m.addAction(self.colour_action)
+
+    # notices -----------------------------------------------------------------------------
+    def show_notice(self, kind: str, text: str) -> None:
+        timeout = 8000 if kind == "info" else 0
+        self.notice.show_notice(text, kind, timeout_ms=timeout)
+
+    # sidebar -----------------------------------------------------------------------------
+    def refresh_sidebar(self) -> None:
+        chats = self.store.chats.conversations(self.sidebar.search.text())
+        self.sidebar.set_conversations(chats, self.session.conversation_id)
+
+    def _on_current_changed(self, conversation_id: int | None) -> None:
+        self.sidebar.select(conversation_id)
+        self.composer.focus()
+
+    def new_chat(self) -> None:
+        self.session.new_chat()
+        self.sidebar.select(None)
+        self.composer.focus()
+
+    def _rename(self, conversation_id: int, title: str) -> None:
+        self.store.chats.rename(conversation_id, title)
+        self.refresh_sidebar()
+
+    def _delete_current(self) -> None:
+        if self.session.conversation_id is not None:
+            self.delete_chat(self.session.conversation_id)
+
+    def delete_chat(self, conversation_id: int) -> None:
+        conv = self.store.chats.get(conversation_id)
+        if conv is None:
+            return
+        if conversation_id == self.session.conversation_id:
+            self.session.new_chat()
+        self.store.chats.delete(conversation_id)
+        self.refresh_sidebar()
+
+        def undo() -> None:
+            self.store.chats.restore(conversation_id)
+            self.refresh_sidebar()
+            self.session.open(conversation_id)
+
+        self.undo_bar.show_notice(f"Deleted “{conv.title}”.", "info", "Undo", undo, timeout_ms=UNDO_MS)
+
+    # generation state --------------------------------------------------------------------
+    def _on_busy(self, busy: bool) -> None:
+        self.composer.set_busy(busy)
+        self.stop_action.setEnabled(busy)
+        self.regen_action.setEnabled(not busy)
+        self.baseline_action.setEnabled(not busy)
+        if not busy:
+            self.refresh_sidebar()
+
+    def _on_measuring(self, busy: bool) -> None:
+        self.baseline_action.setEnabled(not busy)
+        self.composer.set_ready(not busy and self.ready is not None, "Measuring the baseline…" if busy else "")
+        for w in self.view.widgets():
+            if w.stats_bar is not None:
+                w.stats_bar.set_measuring(busy)
+
+    def _toggle_colour(self, on: bool) -> None:
+        self.settings = replace(self.settings, colour_draft_tokens=on)
+        self.store.settings.save(self.settings)
+        self.session.set_colour_drafts(on)
+
+    # model loading -----------------------------------------------------------------------
+    def load_model(self, choice: ModelChoice | None = None) -> None:
+        """Load `choice`, or the automatic pick; with nothing installed, send the user to the manager."""
+        choice = choice or self.models.choose(self.settings)
+        self.choice = choice
+        if choice is None:
+            self.ready = None
+            self.session.set_model(None)
+            self.model_label.setText("No model installed")
+            self.device_label.setText("")
+            self.composer.set_ready(False, "No model yet: open the model manager (Ctrl+M) to download or import one")
+            self.view.set_empty_text(
+                "No model installed yet",
+                "Atomic Chat runs models on this computer. Open the model manager (Ctrl+M) to download a "
+                "model pair or import a GGUF file you already have.",
+            )
+            self._show_load_notice(
+                "No model is installed. Download one or import a GGUF file to start chatting.", "warning"
+            )
+            QTimer.singleShot(0, self.open_model_manager)
+            return
+        s = self.settings
+        req = LoadRequest(
+            target_path=choice.target,
+            draft_path=choice.draft if s.use_draft else None,
+            n_ctx=s.n_ctx,
+            n_gpu_layers=s.n_gpu_layers,
+            draft_max=s.draft_max or None,
+        )
+        self.model_label.setText(f"Loading {choice.target.name}…")
+        self.load_bar.setValue(0)
+        self.load_bar.setVisible(True)
+        self.composer.set_ready(False, "Loading the model…")
+        self.host.load(req)
+
+    def _on_loading(self, stage: str, value: float) -> None:
+        self.load_bar.setVisible(True)
+        span = (0, 70) if stage == "target" else (70, 100)
+        self.load_bar.setValue(int(span[0] + (span[1] - span[0]) * max(0.0, min(value, 1.0))))
+
+    def _on_ready(self, ready: ModelReady) -> None:
+        self.ready = ready
+        self.session.set_model(ready)
+        self.load_bar.setVisible(False)
+        info = ready.info
+        pair = (
+            f"{info.target_name} + DFlash draft {info.draft_name}"
+            if info.draft_name
+            else f"{info.target_name} (no draft)"
+        )
+        self.model_label.setText(pair)
+        self.device_label.setText(f"Device: {info.device}")
+        self.device_label.setToolTip(
+            "\n".join(getattr(info, "notes", ()) or ()) or f"{info.gpu_layers_used} layers on the GPU"
+        )
+        self.composer.set_ready(True)
+        self.view.set_empty_text("Start a conversation", "Type a message below. Enter sends, Shift+Enter adds a line.")
+        notes = [n for n in (self.choice.note if self.choice else "", ready.warning) if n]
+        if notes:
+            self.notice.show_notice(" ".join(notes), "warning" if ready.warning else "info")
+            self._load_notice = False
+        elif self._load_notice:
+            self.notice.dismiss()
+            self._load_notice = False
+        if self._manager is not None:
+            self._manager.set_current(ready.request.target_path, ready.request.draft_path)
+
+    def _on_failed(self, failure: WorkerFailure) -> None:
+        if failure.kind != "load":
+            return
+        self.ready = None
+        self.session.set_model(None)
+        self.load_bar.setVisible(False)
+        self.model_label.setText("No model loaded")
+        self.device_label.setText("")
+        self.composer.set_ready(False, "The model could not be loaded; pick another one in the model manager (Ctrl+M)")
+        self._show_load_notice(f"The model could not be loaded: {failure.message}", "error")
+
+    def _show_load_notice(self, text: str, kind: str) -> None:
+        self.notice.show_notice(text, kind, "Open model manager", self.open_model_manager)
+        self._load_notice = True
+
+    def use_model(self, target: Path, draft: Path | None) -> None:
+        """The user picked a model (model manager): remember it and load it."""
+        self.settings = replace(self.settings, target_path=str(target), draft_path=str(draft) if draft else "")
+        self.store.settings.save(self.settings)
+        self.load_model()
+
+    # dialogs -----------------------------------------------------------------------------
+    def open_model_manager(self) -> None:
+        if self._closing:
+            return
+        from atomicchat.ui.model_manager import ModelManager
+
+        if self._manager is None:
+            self._manager = ModelManager(self.models, lambda: self.settings, self)
+            self._manager.model_chosen.connect(self.use_model)
+        manager = self._manager
+        if self.ready is not None:
+            manager.set_current(self.ready.request.target_path, self.ready.request.draft_path)
+        manager.show()
+        manager.raise_()
+        manager.activateWindow()
+
+    def open_settings(self) -> None:
+        from atomicchat.ui.settings_dialog import SettingsDialog
+
+        dialog = SettingsDialog(self.settings, self.ready.info if self.ready else None, self)
+        if dialog.exec():
+            self.apply_settings(dialog.result_settings())
+
+    def apply_settings(self, new: AppSettings) -> None:
+        new = new.clamped()
+        old, self.settings = self.settings, new
+        self.store.settings.save(new)
+        if new.colour_draft_tokens != old.colour_draft_tokens:
+            self.colour_action.setChecked(new.colour_draft_tokens)
+            self.session.set_colour_drafts(new.colour_draft_tokens)
+        if any(getattr(old, k) != getattr(new, k) for k in LOAD_KEYS):
+            if self.session.busy:
+                self.session.stop()
+            same_files = (old.target_path, old.draft_path) == (new.target_path, new.draft_path)
+            self.load_model(self.choice if same_files else None)
+
+    # shutdown ----------------------------------------------------------------------------
+    def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
+        self.shutdown()
+        super().closeEvent(event)
+
+    def shutdown(self) -> None:
+        """Stop the reply (it is saved), free the model on its thread, close the manager."""
+        if self._closing:
+            return
+        self._closing = True
+        self.session.stop()
+        if self._manager is not None:
+            self._manager.shutdown()
+        self.host.close()
+        QCoreApplication.processEvents()  # deliver the worker's last chunk and "finished"
+        self.session.save_interrupted()

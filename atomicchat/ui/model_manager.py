@@ -1,0 +1,423 @@
+"""The model manager window: catalog pairs to download, installed models to use or remove, import.
+
+Blocking work (hardware probe, downloads, imports, pairing checks) runs in a small thread pool and
+is awaited on the Qt loop through qasync, so the window stays responsive; download progress hops
+back to the UI thread with `call_soon_threadsafe`. Every failure is shown as the sentence the
+models package wrote for it.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QDialog,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QMessageBox,
+    QPushButton,
+    QScrollArea,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from atomicchat.store.settings import AppSettings
+from atomicchat.ui import async_tasks
+from atomicchat.ui.installed_row import InstalledRow, describe
+from atomicchat.ui.model_card import ModelCard, human_bytes
+from atomicchat.ui.model_service import ModelService
+from atomicchat.ui.notice_bar import NoticeBar
+
+log = logging.getLogger(__name__)
+
+
+def _message(exc: BaseException) -> str:
+    """The models/engine packages write user-facing messages; anything else gets a plain prefix."""
+    from atomicchat.engine.errors import EngineError
+
+    try:
+        from atomicchat.models.errors import ModelsError
+    except Exception:  # noqa: BLE001
+        ModelsError = ()  # type: ignore[assignment,misc]  # noqa: N806
+    if isinstance(exc, (EngineError, ModelsError)):
+        return str(exc)
+    if isinstance(exc, OSError):
+        return f"A file could not be read or written: {exc.strerror or exc} ({exc.filename or ''})."
+    return f"Something went wrong ({type(exc).__name__}: {exc})."
+
+
+def _scroll(inner: QWidget) -> QScrollArea:
+    area = QScrollArea()
+    area.setWidgetResizable(True)
+    area.setFrameShape(QScrollArea.Shape.NoFrame)
+    area.setWidget(inner)
+    return area
+
+
+class ModelManager(QDialog):
+    model_chosen = Signal(object, object)  # target Path, draft Path | None
+
+    def __init__(
+        self, service: ModelService, settings: Callable[[], AppSettings], parent: QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Model manager")
+        self.resize(760, 640)
+        self.service = service
+        self._settings = settings
+        self._runner = async_tasks.BlockingRunner()
+        self._cards: dict[str, ModelCard] = {}
+        self._jobs: dict[str, threading.Event] = {}
+        self._rows: list[InstalledRow] = []
+        self._hardware: Any = None
+        self._current: tuple[Path | None, Path | None] = (None, None)
+        self._closed = False
+
+        col = QVBoxLayout(self)
+        col.setContentsMargins(0, 0, 0, 8)
+        self.notice = NoticeBar()
+        col.addWidget(self.notice)
+        self.hardware_label = QLabel("Checking this computer…")
+        self.hardware_label.setObjectName("hint")
+        self.hardware_label.setWordWrap(True)
+        self.hardware_label.setContentsMargins(12, 8, 12, 0)
+        col.addWidget(self.hardware_label)
+        self.tabs = QTabWidget()
+        tabs_box = QVBoxLayout()
+        tabs_box.setContentsMargins(12, 6, 12, 0)
+        tabs_box.addWidget(self.tabs)
+        col.addLayout(tabs_box, 1)
+
+        self.catalog_box = QWidget()
+        self.catalog_col = QVBoxLayout(self.catalog_box)
+        self.catalog_col.setContentsMargins(12, 12, 12, 12)
+        self.catalog_col.setSpacing(10)
+        self.catalog_col.addStretch(1)
+        self.tabs.addTab(_scroll(self.catalog_box), "Download")
+
+        installed = QWidget()
+        icol = QVBoxLayout(installed)
+        icol.setContentsMargins(12, 12, 12, 12)
+        top = QHBoxLayout()
+        self.installed_hint = QLabel()
+        self.installed_hint.setObjectName("hint")
+        self.installed_hint.setWordWrap(True)
+        top.addWidget(self.installed_hint, 1)
+        self.import_button = QPushButton("Import GGUF…")
+        self.import_button.setToolTip("Use a .gguf file you already have; it stays where it is")
+        self.import_button.clicked.connect(self.choose_import)
+        top.addWidget(self.import_button)
+        icol.addLayout(top)
+        self.installed_box = QWidget()
+        self.installed_col = QVBoxLayout(self.installed_box)
+        self.installed_col.setContentsMargins(0, 0, 0, 0)
+        self.installed_col.setSpacing(8)
+        self.installed_col.addStretch(1)
+        icol.addWidget(_scroll(self.installed_box), 1)
+        self.tabs.addTab(installed, "Installed")
+
+        buttons = QHBoxLayout()
+        buttons.addStretch(1)
+        close = QPushButton("Close")
+        close.clicked.connect(self.close)
+        buttons.addWidget(close)
+        buttons.setContentsMargins(12, 0, 12, 0)
+        col.addLayout(buttons)
+        self._populate()
+
+    # building ----------------------------------------------------------------------------
+    def _populate(self) -> None:
+        reason = self.service.unavailable_reason()
+        if reason:
+            self.notice.show_notice(reason, "error")
+            self.import_button.setEnabled(False)
+            self.hardware_label.setText("")
+            return
+        try:
+            catalog = self.service.catalog()
+        except Exception as exc:  # noqa: BLE001
+            self.notice.show_notice(f"The model catalog could not be read: {_message(exc)}", "error")
+            catalog = None
+        if catalog is not None:
+            for pair in catalog.pairs:
+                card = ModelCard(pair)
+                card.download_requested.connect(self.download)
+                card.cancel_requested.connect(self.cancel)
+                card.use_requested.connect(self._use_catalog)
+                card.quant_changed.connect(self._refresh_card)
+                self.catalog_col.insertWidget(self.catalog_col.count() - 1, card)
+                self._cards[pair.id] = card
+        self.refresh_installed()
+        for card in self._cards.values():
+            self._refresh_card(card.pair)
+        if not self._rows:
+            self.notice.show_notice(
+                "No model is installed yet. Download a pair below (one click fetches the model and its DFlash "
+                "draft), or import a GGUF file you already have on the Installed tab.",
+                "info",
+            )
+            self.tabs.setCurrentIndex(0)
+        async_tasks.start(self._probe())
+
+    async def _probe(self) -> None:
+        try:
+            hw = await self._runner.run(self.service.hardware)
+        except Exception as exc:  # noqa: BLE001
+            self.hardware_label.setText(f"Could not check this computer's memory: {_message(exc)}")
+            return
+        if self._closed:
+            return
+        self._hardware = hw
+        self.hardware_label.setText(f"This computer: {hw.summary()}")
+        for card in self._cards.values():
+            self._refresh_card(card.pair)
+
+    def _refresh_card(self, pair: Any) -> None:
+        card = self._cards.get(pair.id)
+        if card is None:
+            return
+        q, dq = card.quant_name(), card.draft_quant_name()
+        if self._hardware is not None:
+            cfg = self._settings()
+            try:
+                card.set_fit(self.service.fit(pair, q, dq, cfg.n_ctx, cfg.use_draft, self._hardware))
+            except Exception as exc:  # noqa: BLE001
+                card.set_fit(None, f"Fit unknown: {_message(exc)}")
+        if pair.id in self._jobs:
+            return
+        try:
+            paths = self.service.installed_paths(pair, q, dq)
+        except Exception:  # noqa: BLE001
+            paths = None
+        current = paths is not None and (paths[0], paths[1]) == self._current
+        pending = 0
+        if paths is None:
+            try:
+                job = self.service.new_download(pair, q, dq)
+                total = sum((f.size or 0) for f in job.files)
+                left = self.service.pending_bytes(job)
+                pending = total - left if 0 < left < total else 0
+            except Exception:  # noqa: BLE001
+                pending = 0
+        card.set_idle(installed=paths is not None, current=current, pending=pending)
+
+    def refresh_installed(self) -> None:
+        for row in self._rows:
+            self.installed_col.removeWidget(row)
+            row.deleteLater()
+        self._rows = []
+        try:
+            files = self.service.installed()
+            pairs = self.service.installed_pairs()
+        except Exception as exc:  # noqa: BLE001
+            self.notice.show_notice(f"The list of installed models could not be read: {_message(exc)}", "error")
+            files, pairs = [], []
+        drafts = [f for f in files if f.role == "draft"]
+        for t in (f for f in files if f.role == "target"):
+            paired = [
+                (p.draft.name or Path(p.draft.path).name, Path(p.draft.path)) for p in pairs if p.target.key == t.key
+            ]
+            paired_paths = {str(p) for _, p in paired}
+            others = [(d.name or Path(d.path).name, Path(d.path)) for d in drafts if d.path not in paired_paths]
+            self._add_row(
+                InstalledRow(
+                    t.name or Path(t.path).name,
+                    Path(t.path),
+                    describe(t),
+                    paired,
+                    others,
+                    t.key,
+                    self.service.is_intact(t),
+                )
+            )
+        demo = self.service.demo_pair()
+        if demo is not None:
+            paired = [("demo draft", demo[1])] if demo[1] else []
+            self._add_row(
+                InstalledRow(
+                    "Bundled demo pair", demo[0], "Tiny model shipped with the app, for trying it out", paired, []
+                )
+            )
+        n_drafts = len(drafts)
+        self.installed_hint.setText(
+            f"{len(self._rows)} model(s), {n_drafts} draft(s) installed. Imported files stay where they are."
+            if self._rows
+            else "Nothing installed yet. Download a pair, or import a .gguf file you already have."
+        )
+        self.set_current(*self._current)
+
+    def _add_row(self, row: InstalledRow) -> None:
+        row.use_requested.connect(self._use_paths)
+        row.remove_requested.connect(self.remove)
+        row.check_requested.connect(self._check_pair)
+        self.installed_col.insertWidget(self.installed_col.count() - 1, row)
+        self._rows.append(row)
+
+    def set_current(self, target: Path | None, draft: Path | None) -> None:
+        self._current = (Path(target) if target else None, Path(draft) if draft else None)
+        for row in self._rows:
+            is_current = row.target == self._current[0]
+            if is_current:
+                row.select_draft(self._current[1])
+            row.set_current(is_current and row.selected_draft() == self._current[1])
+        for card in self._cards.values():
+            if card.pair.id not in self._jobs:
+                self._refresh_card(card.pair)
+
+    # choosing ----------------------------------------------------------------------------
+    def _use_paths(self, target: Path, draft: Path | None) -> None:
+        self.model_chosen.emit(target, draft)
+        self.notice.show_notice(f"Loading {target.name}{' with its draft' if draft else ''}…", "info", timeout_ms=4000)
+
+    def _use_catalog(self, pair: Any, quant: str, draft_quant: str) -> None:
+        paths = self.service.installed_paths(pair, quant, draft_quant)
+        if paths is not None:
+            self._use_paths(paths[0], paths[1])
+
+    def _check_pair(self, target: Path, draft: Path) -> None:
+        async_tasks.start(self._run_check(target, draft))
+
+    async def _run_check(self, target: Path, draft: Path) -> None:
+        try:
+            problem = await self._runner.run(self.service.pair_problem, target, draft)
+        except Exception as exc:  # noqa: BLE001
+            problem = _message(exc)
+        for row in self._rows:
+            if row.target == target:
+                row.set_pair_verdict(draft, problem)
+
+    # downloads ---------------------------------------------------------------------------
+    def download(self, pair: Any, quant: str, draft_quant: str) -> None:
+        if pair.id in self._jobs:
+            return
+        cancel = threading.Event()
+        self._jobs[pair.id] = cancel
+        self._cards[pair.id].set_downloading()
+        async_tasks.start(self._run_download(pair, quant, draft_quant, cancel))
+
+    def cancel(self, pair: Any) -> None:
+        event = self._jobs.get(pair.id)
+        if event is not None:
+            event.set()
+            self._cards[pair.id].set_cancelling()
+
+    async def _run_download(self, pair: Any, quant: str, draft_quant: str, cancel: threading.Event) -> None:
+        card = self._cards[pair.id]
+        loop = async_tasks.loop()
+
+        def progress(p: Any) -> None:  # on the download thread
+            loop.call_soon_threadsafe(self._on_progress, pair.id, p)
+
+        try:
+            job = self.service.new_download(pair, quant, draft_quant)
+            result = await self._runner.run(self.service.run_download, job, progress, cancel)
+        except Exception as exc:  # noqa: BLE001
+            self._jobs.pop(pair.id, None)
+            if self._closed:
+                return
+            if type(exc).__name__ == "DownloadCancelled" or cancel.is_set():
+                card.set_paused("Paused. The part already downloaded is kept; Resume continues from there.")
+            else:
+                log.warning("download failed", exc_info=exc)
+                card.set_error(_message(exc))
+                self.notice.show_notice(f"Download of {pair.name} failed: {_message(exc)}", "error")
+            return
+        self._jobs.pop(pair.id, None)
+        if self._closed:
+            return
+        self.refresh_installed()
+        self._refresh_card(pair)
+        if result.pair_problem:
+            self.notice.show_notice(
+                f"{pair.name} is downloaded, but its draft cannot pair with the target: {result.pair_problem}",
+                "warning",
+            )
+        else:
+            card.state.setText("Installed ✓ — verified")
+            self.notice.show_notice(f"{pair.name} is installed. Click “Use this model” to chat with it.", "info")
+
+    def _on_progress(self, pair_id: str, p: Any) -> None:
+        card = self._cards.get(pair_id)
+        if card is not None and pair_id in self._jobs and not self._jobs[pair_id].is_set():
+            card.set_progress(p)
+
+    # import and remove -------------------------------------------------------------------
+    def choose_import(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Import a GGUF model", str(Path.home()), "GGUF models (*.gguf);;All files (*)"
+        )
+        if path:
+            self.import_file(Path(path))
+
+    def import_file(self, path: Path) -> None:
+        self.import_button.setEnabled(False)
+        self.notice.show_notice(f"Checking {path.name}…", "info")
+        async_tasks.start(self._run_import(path))
+
+    async def _run_import(self, path: Path) -> None:
+        try:
+            result = await self._runner.run(self.service.import_gguf, path)
+        except Exception as exc:  # noqa: BLE001
+            self.import_button.setEnabled(True)
+            self.notice.show_notice(f"{path.name} was not imported: {_message(exc)}", "error")
+            return
+        self.import_button.setEnabled(True)
+        self.refresh_installed()
+        self.tabs.setCurrentIndex(1)
+        f = result.file
+        text = f"Imported {Path(f.path).name} as a {f.role} ({human_bytes(f.size)})."
+        if result.paired_with:
+            text += (
+                f" It pairs with {len(result.paired_with)} installed {'draft' if f.role == 'target' else 'target'}(s)."
+            )
+        kind = "info"
+        if result.not_paired:
+            reasons = " ".join(reason for _key, reason in result.not_paired)
+            text += f" Not paired: {reasons}"
+            kind = "warning"
+        elif f.role == "draft" and not result.paired_with:
+            text += " No installed target matches it yet; import or download its target model."
+            kind = "warning"
+        self.notice.show_notice(text, kind)
+
+    def remove(self, key: str) -> None:
+        if not key:
+            return
+        answer = QMessageBox.question(
+            self,
+            "Remove model",
+            "Remove this model from the computer? Downloaded files are deleted; imported files stay on disk.",
+        )
+        if answer != QMessageBox.StandardButton.Yes:
+            return
+        try:
+            removed = self.service.remove(key)
+        except Exception as exc:  # noqa: BLE001
+            self.notice.show_notice(f"The model could not be removed: {_message(exc)}", "error")
+            return
+        freed = getattr(removed, "freed_bytes", None)
+        self.notice.show_notice(
+            f"Removed.{f' Freed {human_bytes(freed)}.' if isinstance(freed, int) and freed else ''}", "info"
+        )
+        self.refresh_installed()
+
+    # lifetime ----------------------------------------------------------------------------
+    def shutdown(self) -> None:
+        """Cancel downloads (their partial files are kept for Resume) and drop queued work."""
+        self._closed = True
+        for event in self._jobs.values():
+            event.set()
+        self._runner.close()
+
+    def keyPressEvent(self, event) -> None:  # noqa: N802 - Esc closes the non-modal window
+        if event.key() == Qt.Key.Key_Escape:
+            self.close()
+        else:
+            super().keyPressEvent(event)

@@ -1,0 +1,62 @@
+"""The live acceptance/speedup indicator under a reply: tok/s, acceptance, τ, speedup and chart.
+
+Shown while a reply streams and kept with it afterwards (its numbers are saved with the message).
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QToolButton, QWidget
+
+from atomicchat.store.records import ReplyStats
+from atomicchat.ui.stats_format import format_stats, stats_tooltip
+from atomicchat.ui.step_chart import StepChart
+
+
+class StatsBar(QWidget):
+    measure_requested = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("statsBar")
+        row = QHBoxLayout(self)
+        row.setContentsMargins(0, 2, 0, 0)
+        row.setSpacing(10)
+        self.mode = QLabel()
+        self.mode.setObjectName("statsMode")
+        self.speed = QLabel()
+        self.acceptance = QLabel()
+        self.tau = QLabel()
+        self.speedup = QLabel()
+        for label in (self.mode, self.speed, self.acceptance, self.tau, self.speedup):
+            label.setObjectName(label.objectName() or "statsText")
+            row.addWidget(label)
+        self.measure = QToolButton()
+        self.measure.setText("Measure")
+        self.measure.setToolTip("Run a short target-only generation once to measure the real speedup")
+        self.measure.setAutoRaise(True)
+        self.measure.clicked.connect(self.measure_requested)
+        row.addWidget(self.measure)
+        row.addStretch(1)
+        self.chart = StepChart()
+        row.addWidget(self.chart)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.stats = ReplyStats()
+
+    def set_stats(self, stats: ReplyStats, baseline_tps: float | None, draft_max: int | None = None) -> None:
+        self.stats = stats
+        t = format_stats(stats, baseline_tps)
+        self.mode.setText(t.mode)
+        self.speed.setText(t.speed)
+        for label, text in ((self.acceptance, t.acceptance), (self.tau, t.tau), (self.speedup, t.speedup)):
+            label.setText(text)
+            label.setVisible(bool(text))
+        self.measure.setVisible(stats.used_draft and not baseline_tps)
+        self.chart.setVisible(stats.used_draft)
+        if stats.used_draft:
+            self.chart.set_values(stats.step_accepted, draft_max)
+        self.setToolTip(stats_tooltip(stats, baseline_tps))
+
+    def set_measuring(self, busy: bool) -> None:
+        self.measure.setEnabled(not busy)
+        self.measure.setText("Measuring…" if busy else "Measure")

@@ -1,0 +1,371 @@
+"""The one long-lived engine thread (the pattern of GPT4All's ChatLLM).
+
+`EngineWorker` lives on a QThread and owns the Engine; every engine call happens there. The
+window talks to it only through `EngineHost`: requests go in as queued signals, results come back
+as queued signals re-emitted on the UI thread, so UI code may connect them to anything.
+Stopping is the one exception: a generation loop does not return to the event loop, so cancel()
+sets a thread-safe flag that the engine polls between steps.
+Nothing raised inside the worker escapes it: every failure becomes a `WorkerFailure` signal and
+the worker keeps serving the next request.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
+
+from atomicchat.engine.errors import DraftMismatchError, EngineError, MissingSymbolError, UnsupportedDraftError
+from atomicchat.store.records import ReplyStats
+from atomicchat.ui.worker_types import (
+    BaselineResult,
+    GenRequest,
+    GenResult,
+    LoadRequest,
+    ModelReady,
+    StreamChunk,
+    WorkerFailure,
+    _Pending,
+)
+
+log = logging.getLogger(__name__)
+
+EngineFactory = Callable[[Any, Callable[[str, float], None]], Any]  # (EngineConfig, progress) -> Engine
+BASELINE_PROMPT = "Write one short paragraph about the sea."
+BASELINE_TOKENS = 64
+CHUNK_INTERVAL_S = 0.016  # batch steps into at most ~60 signals per second
+
+
+def _default_factory(config: Any, progress: Callable[[str, float], None]) -> Any:
+    from atomicchat.engine import Engine  # llama.cpp loads here, on the worker thread
+
+    return Engine(config, progress=progress)
+
+
+def stats_from_engine(gs: Any) -> ReplyStats:
+    """A snapshot of the engine's running GenStats (which it keeps mutating)."""
+    return ReplyStats(
+        n_prompt=int(gs.n_prompt),
+        n_prompt_cached=int(gs.n_prompt_cached),
+        n_generated=int(gs.n_generated),
+        n_drafted=int(gs.n_drafted),
+        n_accepted=int(gs.n_accepted),
+        n_steps=int(gs.n_steps),
+        n_draft_steps=int(gs.n_draft_steps),
+        prefill_seconds=float(gs.prefill_seconds),
+        generate_seconds=float(gs.generate_seconds),
+        draft_seconds=float(gs.draft_seconds),
+        verify_seconds=float(gs.verify_seconds),
+    )
+
+
+def draft_chars(text: str, from_draft: list[bool]) -> int:
+    """How many leading characters of a step's text came from accepted draft tokens.
+
+    A step is the accepted draft prefix followed by the target's own token. The engine gives the
+    step's text, not each token's, so the split is proportional to the token counts: exact when
+    a step is all-draft or no-draft, approximate by a character or two otherwise.
+    """
+    if not text or not from_draft:
+        return 0
+    k = sum(1 for f in from_draft if f)
+    if k == 0:
+        return 0
+    if k == len(from_draft):
+        return len(text)
+    return round(len(text) * k / len(from_draft))
+
+
+def _user_message(exc: BaseException) -> str:
+    if isinstance(exc, EngineError):
+        return str(exc)
+    if isinstance(exc, MemoryError):
+        return "The computer ran out of memory. Try a smaller model or a smaller context size."
+    return f"The engine stopped with an unexpected error ({type(exc).__name__}: {exc}). You can try again."
+
+
+class EngineWorker(QObject):
+    ready = Signal(object)  # ModelReady
+    loading = Signal(str, float)  # stage, 0..1
+    chunk = Signal(object)  # StreamChunk
+    finished = Signal(object)  # GenResult
+    baseline = Signal(object)  # BaselineResult
+    failed = Signal(object)  # WorkerFailure
+
+    def __init__(self, engine_factory: EngineFactory | None = None, chunk_interval: float = CHUNK_INTERVAL_S) -> None:
+        super().__init__()
+        self._factory = engine_factory or _default_factory
+        self._interval = chunk_interval
+        self._engine: Any = None
+        self._request: LoadRequest | None = None
+        self._lock = threading.Lock()
+        self._cancelled: set[int] = set()
+
+    # called from the UI thread ---------------------------------------------------------------
+    def cancel(self, req_id: int) -> None:
+        with self._lock:
+            self._cancelled.add(req_id)
+
+    def _is_cancelled(self, req_id: int) -> bool:
+        with self._lock:
+            return req_id in self._cancelled
+
+    def _forget(self, req_id: int) -> None:
+        with self._lock:
+            self._cancelled.discard(req_id)
+
+    # worker-thread slots ------------------------------------------------------------------
+    @Slot(object)
+    def load(self, req: LoadRequest) -> None:
+        if self._engine is not None and self._request == req:
+            self.ready.emit(ModelReady(req, self._engine.info))
+            return
+        self._close_engine()
+        t0 = time.monotonic()
+        warning = ""
+        try:
+            try:
+                engine = self._make(req)
+            except (DraftMismatchError, UnsupportedDraftError, MissingSymbolError) as exc:
+                if req.draft_path is None:
+                    raise
+                warning = f"The draft was not loaded: {exc} The target runs alone (no speedup)."
+                req = LoadRequest(req.target_path, None, req.n_ctx, req.n_gpu_layers, req.draft_max)
+                engine = self._make(req)
+        except BaseException as exc:  # noqa: BLE001 - the worker must survive anything
+            log.warning("model load failed", exc_info=True)
+            self.failed.emit(WorkerFailure(0, "load", _user_message(exc), traceback.format_exc()))
+            return
+        self._engine, self._request = engine, req
+        self.ready.emit(ModelReady(req, engine.info, warning, time.monotonic() - t0))
+
+    def _make(self, req: LoadRequest) -> Any:
+        from atomicchat.engine import EngineConfig
+
+        config = EngineConfig(
+            target_path=req.target_path,
+            draft_path=req.draft_path,
+            n_ctx=req.n_ctx,
+            n_gpu_layers=req.n_gpu_layers,
+            draft_max=req.draft_max,
+        )
+        last = [0.0]
+
+        def progress(stage: str, value: float) -> None:
+            now = time.monotonic()
+            if now - last[0] >= 0.05 or value >= 1.0:
+                last[0] = now
+                self.loading.emit(stage, float(value))
+
+        return self._factory(config, progress)
+
+    @Slot(object)
+    def generate(self, req: GenRequest) -> None:
+        try:
+            if self._engine is None:
+                raise EngineError("No model is loaded yet. Pick one in the model manager (Ctrl+M).")
+            if self._is_cancelled(req.req_id):
+                self.finished.emit(GenResult(req.req_id, "cancelled", ReplyStats()))
+                return
+            self._run_generation(req)
+        except BaseException as exc:  # noqa: BLE001
+            log.warning("generation failed", exc_info=True)
+            self.failed.emit(WorkerFailure(req.req_id, "generate", _user_message(exc), traceback.format_exc()))
+        finally:
+            self._forget(req.req_id)
+
+    def _run_generation(self, req: GenRequest) -> None:
+        from atomicchat.engine import GenParams
+
+        eng = self._engine
+        tokens = eng.chat_prompt(req.messages, enable_thinking=req.enable_thinking)
+        params = GenParams(
+            max_tokens=req.max_tokens,
+            temperature=req.temperature,
+            top_k=req.top_k,
+            top_p=req.top_p,
+            min_p=req.min_p,
+            seed=req.seed,
+            use_draft=req.use_draft,
+            draft_max=req.draft_max,
+        )
+        pending, chars, last_emit, stats = _Pending(), 0, time.monotonic(), None
+        try:
+            for ev in eng.generate(tokens, params, should_stop=lambda: self._is_cancelled(req.req_id)):
+                if hasattr(ev, "reason"):  # Finished
+                    self._flush(req.req_id, pending, stats_from_engine(ev.stats))
+                    self.finished.emit(GenResult(req.req_id, ev.reason, stats_from_engine(ev.stats)))
+                    return
+                stats = ev.stats
+                n = draft_chars(ev.text, list(ev.from_draft))
+                if n:
+                    if pending.draft_spans and pending.draft_spans[-1][1] == chars:
+                        pending.draft_spans[-1] = (pending.draft_spans[-1][0], chars + n)
+                    else:
+                        pending.draft_spans.append((chars, chars + n))
+                chars += len(ev.text)
+                pending.text.append(ev.text)
+                pending.step_accepted.append(int(ev.n_accepted))
+                now = time.monotonic()
+                if now - last_emit >= self._interval:
+                    self._flush(req.req_id, pending, stats_from_engine(ev.stats))
+                    pending, last_emit = _Pending(), now
+        except BaseException:
+            if stats is not None:  # show what was decoded before the failure
+                self._flush(req.req_id, pending, stats_from_engine(stats))
+            raise
+        final = stats_from_engine(stats) if stats is not None else ReplyStats()
+        self._flush(req.req_id, pending, final)
+        self.finished.emit(GenResult(req.req_id, "eos", final))
+
+    def _flush(self, req_id: int, pending: _Pending, stats: ReplyStats) -> None:
+        if pending.empty():
+            return
+        self.chunk.emit(StreamChunk(req_id, "".join(pending.text), pending.step_accepted, pending.draft_spans, stats))
+
+    @Slot(int, int)
+    def measure_baseline(self, req_id: int, max_tokens: int = BASELINE_TOKENS) -> None:
+        """Target-only speed on a fixed prompt: the denominator of the speedup figure."""
+        try:
+            from atomicchat.engine import GenParams
+
+            if self._engine is None:
+                raise EngineError("Load a model before measuring its baseline speed.")
+            eng = self._engine
+            tokens = eng.chat_prompt([{"role": "user", "content": BASELINE_PROMPT}], enable_thinking=False)
+            params = GenParams(max_tokens=max_tokens, temperature=0.0, use_draft=False)
+            final = None
+            for ev in eng.generate(tokens, params, should_stop=lambda: self._is_cancelled(req_id)):
+                if hasattr(ev, "reason"):
+                    final = ev
+            if final is None or final.reason == "cancelled" or final.stats.n_generated < 4:
+                raise EngineError("The baseline measurement was stopped or produced too few tokens; try again.")
+            self.baseline.emit(
+                BaselineResult(
+                    req_id, float(final.stats.tokens_per_second), int(final.stats.n_generated), str(eng.info.device)
+                )
+            )
+        except BaseException as exc:  # noqa: BLE001
+            log.warning("baseline failed", exc_info=True)
+            self.failed.emit(WorkerFailure(req_id, "baseline", _user_message(exc), traceback.format_exc()))
+        finally:
+            self._forget(req_id)
+
+    @Slot()
+    def shutdown(self) -> None:
+        self._close_engine()
+        thread = QThread.currentThread()
+        if thread is not None:
+            thread.quit()
+
+    def _close_engine(self) -> None:
+        eng, self._engine, self._request = self._engine, None, None
+        if eng is not None:
+            try:
+                eng.close()
+            except Exception:  # noqa: BLE001 - closing must never take the worker down
+                log.warning("engine close failed", exc_info=True)
+
+
+class EngineHost(QObject):
+    """UI-thread handle on the worker thread. Signals here are always delivered on the UI thread."""
+
+    ready = Signal(object)
+    loading = Signal(str, float)
+    chunk = Signal(object)
+    finished = Signal(object)
+    baseline = Signal(object)
+    failed = Signal(object)
+
+    _load = Signal(object)
+    _generate = Signal(object)
+    _baseline = Signal(int, int)
+    _shutdown = Signal()
+
+    def __init__(self, engine_factory: EngineFactory | None = None, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._next_id = 0
+        self._closed = False
+        self.thread = QThread()
+        self.thread.setObjectName("atomicchat-engine")
+        self.worker = EngineWorker(engine_factory)
+        self.worker.moveToThread(self.thread)
+        q = Qt.ConnectionType.QueuedConnection
+        self._load.connect(self.worker.load, q)
+        self._generate.connect(self.worker.generate, q)
+        self._baseline.connect(self.worker.measure_baseline, q)
+        self._shutdown.connect(self.worker.shutdown, q)
+        self.worker.ready.connect(self._on_ready, q)
+        self.worker.loading.connect(self._on_loading, q)
+        self.worker.chunk.connect(self._on_chunk, q)
+        self.worker.finished.connect(self._on_finished, q)
+        self.worker.baseline.connect(self._on_baseline, q)
+        self.worker.failed.connect(self._on_failed, q)
+        self.thread.start()
+
+    def _new_id(self) -> int:
+        self._next_id += 1
+        return self._next_id
+
+    def load(self, req: LoadRequest) -> None:
+        self._load.emit(req)
+
+    def generate(self, req: GenRequest) -> None:
+        self._generate.emit(req)
+
+    def next_request_id(self) -> int:
+        return self._new_id()
+
+    def measure_baseline(self, max_tokens: int = BASELINE_TOKENS) -> int:
+        req_id = self._new_id()
+        self._baseline.emit(req_id, max_tokens)
+        return req_id
+
+    def cancel(self, req_id: int) -> None:
+        self.worker.cancel(req_id)
+
+    def close(self, timeout_ms: int = 60000) -> bool:
+        """Stop the running request, free the model on its own thread, and join the thread.
+
+        A generation stops within one step; a model load cannot be interrupted, so this may wait
+        for it to finish (better than destroying a running QThread, which aborts the process)."""
+        if self._closed:
+            return True
+        self._closed = True
+        for req_id in range(1, self._next_id + 1):
+            self.worker.cancel(req_id)
+        self._shutdown.emit()
+        done = self.thread.wait(timeout_ms)
+        if not done:
+            log.warning("the engine thread did not stop within %d ms", timeout_ms)
+        return done
+
+    # re-emit on the UI thread
+    @Slot(object)
+    def _on_ready(self, v: object) -> None:
+        self.ready.emit(v)
+
+    @Slot(str, float)
+    def _on_loading(self, stage: str, value: float) -> None:
+        self.loading.emit(stage, value)
+
+    @Slot(object)
+    def _on_chunk(self, v: object) -> None:
+        self.chunk.emit(v)
+
+    @Slot(object)
+    def _on_finished(self, v: object) -> None:
+        self.finished.emit(v)
+
+    @Slot(object)
+    def _on_baseline(self, v: object) -> None:
+        self.baseline.emit(v)
+
+    @Slot(object)
+    def _on_failed(self, v: object) -> None:
+        self.failed.emit(v)

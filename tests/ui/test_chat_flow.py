@@ -1,0 +1,210 @@
+"""The chat window end to end with the scripted engine: streaming, stop, regenerate, edit, errors."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+
+from atomicchat.store.records import DONE, ERROR, STOPPED
+from tests.ui.conftest import WAIT_MS, last_widget, send
+from tests.ui.fake_engine import Script
+
+CODE_REPLY = (
+    "Sure. Here is a function:\n\n```python\ndef add(a, b):\n    return a + b\n```\n\nAnd a list:\n\n- one\n- two\n"
+)
+
+
+def _model(tmp_path):
+    t, d = tmp_path / "fake-target.gguf", tmp_path / "fake-draft.gguf"
+    t.write_bytes(b"x")
+    d.write_bytes(b"x")
+    return t, d
+
+
+def test_send_streams_markdown_and_keeps_stats(make_window, qtbot, tmp_path):
+    t, d = _model(tmp_path)
+    w = make_window(t, d, Script(texts=[CODE_REPLY], step_delay=0.001))
+    send(qtbot, w, "Write add()")
+    user, reply = w.view.widgets()
+    assert user.text == "Write add()"
+    assert reply.text == CODE_REPLY
+    html = reply.body.toHtml()
+    assert "def" in reply.body.toPlainText() and "Copy" in reply.body.toPlainText()
+    assert "color:" in html  # pygments colours
+    assert reply.body.code_blocks() == ["def add(a, b):\n    return a + b\n"]
+    bar = reply.stats_bar
+    assert bar.isVisible() and "tok/s" in bar.speed.text()
+    assert bar.acceptance.text().startswith("acceptance ") and "%" in bar.acceptance.text()
+    assert bar.tau.text().startswith("τ ")
+    assert "estimated" in bar.speedup.text()
+    assert bar.chart.values() and max(bar.chart.values()) == 5
+    (m_user, m_reply) = w.store.chats.messages(w.session.conversation_id)
+    assert m_reply.status == DONE and m_reply.content == CODE_REPLY
+    assert m_reply.stats.used_draft and m_reply.stats.n_accepted > 0
+    assert m_reply.stats.step_accepted == bar.chart.values()
+    assert w.sidebar.list.count() == 1 and w.sidebar.list.item(0).text() == "Write add()"
+
+
+def test_copy_link_copies_the_code_block(make_window, qtbot, tmp_path, qapp):
+    t, d = _model(tmp_path)
+    w = make_window(t, d, Script(texts=[CODE_REPLY]))
+    send(qtbot, w, "code please")
+    from PySide6.QtCore import QUrl
+
+    last_widget(w).body.anchorClicked.emit(QUrl("copy:0"))
+    assert qapp.clipboard().text() == "def add(a, b):\n    return a + b\n"
+
+
+def test_stop_keeps_partial_reply(make_window, qtbot, tmp_path):
+    t, d = _model(tmp_path)
+    w = make_window(t, d, Script(texts=["word " * 2000], step_delay=0.003))
+    send(qtbot, w, "talk a lot", wait=False)
+    assert w.composer.button.text() == "Stop"
+    qtbot.waitUntil(lambda: len(last_widget(w).text) > 20, timeout=WAIT_MS)
+    w.composer.button.click()
+    qtbot.waitUntil(lambda: not w.session.busy, timeout=WAIT_MS)
+    reply = last_widget(w)
+    assert reply.message.status == STOPPED and reply.status.text() == "stopped"
+    stored = w.store.chats.messages(w.session.conversation_id)[-1]
+    assert stored.status == STOPPED and 0 < len(stored.content) < len("word " * 2000)
+    assert stored.content == reply.text
+    assert w.composer.button.text() == "Send"
+
+
+def test_escape_stops(make_window, qtbot, tmp_path):
+    t, d = _model(tmp_path)
+    w = make_window(t, d, Script(texts=["x" * 5000], step_delay=0.003))
+    send(qtbot, w, "go", wait=False)
+    qtbot.waitUntil(lambda: len(last_widget(w).text) > 10, timeout=WAIT_MS)
+    qtbot.keyClick(w.composer.edit, Qt.Key.Key_Escape)
+    qtbot.waitUntil(lambda: not w.session.busy, timeout=WAIT_MS)
+    assert w.store.chats.messages(w.session.conversation_id)[-1].status == STOPPED
+
+
+def test_reply_is_saved_while_streaming(make_window, qtbot, tmp_path):
+    t, d = _model(tmp_path)
+    w = make_window(t, d, Script(texts=["y" * 6000], step_delay=0.002))
+    send(qtbot, w, "stream", wait=False)
+
+    def saved_partial() -> bool:
+        msgs = w.store.chats.messages(w.session.conversation_id)
+        return len(msgs) == 2 and msgs[1].status == "streaming" and len(msgs[1].content) > 0
+
+    qtbot.waitUntil(saved_partial, timeout=WAIT_MS)  # a crash now would keep this text
+    w.session.stop()
+    qtbot.waitUntil(lambda: not w.session.busy, timeout=WAIT_MS)
+
+
+def test_regenerate_replaces_last_reply(make_window, qtbot, tmp_path):
+    t, d = _model(tmp_path)
+    script = Script(texts=["first answer", "second answer"])
+    w = make_window(t, d, script)
+    send(qtbot, w, "question")
+    assert last_widget(w).regen_button.isVisible()
+    last_widget(w).regen_button.click()
+    qtbot.waitUntil(lambda: not w.session.busy and last_widget(w).text == "second answer", timeout=WAIT_MS)
+    msgs = w.store.chats.messages(w.session.conversation_id)
+    assert [m.content for m in msgs] == ["question", "second answer"]
+    assert len(w.view.widgets()) == 2
+    assert script.calls[-1]["messages"][-1] == {"role": "user", "content": "question"}
+
+
+def test_edit_user_message_regenerates_from_there(make_window, qtbot, tmp_path):
+    t, d = _model(tmp_path)
+    script = Script(texts=["a1", "a2", "a3"])
+    w = make_window(t, d, script)
+    send(qtbot, w, "q1")
+    send(qtbot, w, "q2")
+    first_user = w.view.widgets()[0]
+    first_user.edit_button.click()
+    assert first_user.editor.isVisible()
+    first_user.editor.setPlainText("q1 edited")
+    first_user.edit_save.click()
+    qtbot.waitUntil(lambda: not w.session.busy and len(w.view.widgets()) == 2, timeout=WAIT_MS)
+    msgs = w.store.chats.messages(w.session.conversation_id)
+    assert [m.content for m in msgs] == ["q1 edited", "a3"]
+    assert [x["content"] for x in script.calls[-1]["messages"] if x["role"] != "system"] == ["q1 edited"]
+
+
+def test_enter_sends_shift_enter_adds_line(make_window, qtbot, tmp_path):
+    t, d = _model(tmp_path)
+    w = make_window(t, d, Script(texts=["ok"]))
+    edit = w.composer.edit
+    edit.setFocus()
+    qtbot.keyClicks(edit, "line one")
+    qtbot.keyClick(edit, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
+    qtbot.keyClicks(edit, "line two")
+    assert edit.toPlainText() == "line one\nline two"
+    qtbot.keyClick(edit, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: not w.session.busy and len(w.view.widgets()) == 2, timeout=WAIT_MS)
+    assert w.view.widgets()[0].text == "line one\nline two"
+    assert edit.toPlainText() == ""
+
+
+def test_engine_error_is_shown_and_app_keeps_working(make_window, qtbot, tmp_path):
+    t, d = _model(tmp_path)
+    script = Script(texts=["this will break halfway " * 10], fail_after_steps=3)
+    w = make_window(t, d, script)
+    send(qtbot, w, "break")
+    reply = last_widget(w)
+    assert reply.message.status == ERROR
+    assert "llama.cpp failed while evaluating" in reply.error.text() and reply.error.isVisible()
+    assert w.notice.isVisible() and w.notice.kind == "error" and "llama.cpp failed" in w.notice.label.text()
+    assert w.store.chats.messages(w.session.conversation_id)[-1].status == ERROR
+    script.fail_after_steps = None
+    send(qtbot, w, "again")
+    assert last_widget(w).message.status == DONE and last_widget(w).text.startswith("this will break")
+
+
+def test_target_only_reply_says_so(make_window, qtbot, tmp_path):
+    t, _ = _model(tmp_path)
+    w = make_window(t, None, Script(texts=["plain"]))
+    send(qtbot, w, "hi")
+    bar = last_widget(w).stats_bar
+    assert bar.mode.text() == "target only"
+    assert not bar.acceptance.isVisible() and not bar.chart.isVisible() and not bar.measure.isVisible()
+
+
+def test_measure_baseline_turns_estimate_into_measurement(make_window, qtbot, tmp_path):
+    t, d = _model(tmp_path)
+    w = make_window(t, d, Script(texts=["some reply text " * 5], step_delay=0.0005))
+    send(qtbot, w, "hi")
+    bar = last_widget(w).stats_bar
+    assert "estimated" in bar.speedup.text()
+    bar.measure.click()
+    qtbot.waitUntil(lambda: w.store.baselines.get(w.session.model_key) is not None, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: "vs target-only" in bar.speedup.text(), timeout=WAIT_MS)
+    assert not bar.measure.isVisible()
+    assert "Target-only baseline" in w.notice.label.text()
+
+
+def test_colour_draft_tokens_shades_accepted_text(make_window, qtbot, tmp_path):
+    t, d = _model(tmp_path)
+    w = make_window(t, d, Script(texts=["abcdefghijklmnopqrstuvwxyz" * 4], accept_pattern=(2, 0)))
+    send(qtbot, w, "colours")
+    w.colour_action.trigger()
+    assert w.settings.colour_draft_tokens and w.store.settings.load().colour_draft_tokens
+    body = last_widget(w).body
+    spans = last_widget(w).stats.draft_spans
+    assert spans and spans[0] == [0, 6]  # first step: 2 accepted + 1 own token, 3 chars each
+    from PySide6.QtGui import QTextCursor
+
+    cur = QTextCursor(body.document())
+    cur.setPosition(2)
+    assert cur.charFormat().background().color().name() == "#d9f2dd"
+    cur.setPosition(8)  # second step: no accepted draft tokens
+    assert cur.charFormat().background().color().name() != "#d9f2dd"
+
+
+def test_view_follows_the_stream_unless_the_user_scrolled_up(make_window, qtbot, tmp_path):
+    t, d = _model(tmp_path)
+    w = make_window(t, d, Script(texts=["line of text\n\n" * 400], step_delay=0.002))
+    send(qtbot, w, "many lines", wait=False)
+    bar = w.view.scroll.verticalScrollBar()
+    qtbot.waitUntil(lambda: bar.maximum() > 300, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: bar.value() == bar.maximum(), timeout=WAIT_MS)  # following
+    bar.setValue(0)  # the user scrolls up to read
+    grown = bar.maximum()
+    qtbot.waitUntil(lambda: bar.maximum() > grown + 200, timeout=WAIT_MS)
+    assert bar.value() == 0
+    w.session.stop()
+    qtbot.waitUntil(lambda: not w.session.busy, timeout=WAIT_MS)

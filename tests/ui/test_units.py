@@ -1,0 +1,84 @@
+"""Small pure pieces: the stats figures, the draft-character split, and worker resilience."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from atomicchat.engine.errors import ModelLoadError
+from atomicchat.store.records import ReplyStats
+from atomicchat.ui.stats_format import format_stats, speedup
+from atomicchat.ui.worker import EngineHost, draft_chars
+from atomicchat.ui.worker_types import GenRequest, LoadRequest
+from tests.ui.conftest import WAIT_MS
+from tests.ui.fake_engine import Script, factory
+
+
+def test_speedup_uses_the_measured_baseline_when_there_is_one():
+    s = ReplyStats(
+        n_generated=100,
+        generate_seconds=1.0,
+        n_steps=25,
+        n_drafted=150,
+        n_accepted=75,
+        n_draft_steps=25,
+        draft_seconds=0.2,
+        verify_seconds=0.8,
+        used_draft=True,
+    )
+    measured = speedup(s, baseline_tps=40.0)
+    assert measured.measured and measured.value == 2.5
+    est = speedup(s, None)
+    assert not est.measured and abs(est.value - 4.0 * 0.8) < 1e-9
+    t = format_stats(s, None)
+    assert t.acceptance == "acceptance 50% (75/150)" and t.tau == "τ 4.00" and "estimated" in t.speedup
+    assert format_stats(s, 40.0).speedup == "2.50× vs target-only"
+    assert format_stats(ReplyStats(n_generated=5, generate_seconds=0.5), None).mode == "target only"
+    assert speedup(ReplyStats(used_draft=False, n_generated=9), 10.0) is None
+
+
+def test_draft_chars_split():
+    assert draft_chars("abcdef", [True, True, False]) == 4
+    assert draft_chars("abc", [False]) == 0
+    assert draft_chars("abc", [True, True]) == 3
+    assert draft_chars("", [True]) == 0
+
+
+def test_worker_survives_a_failed_load_and_serves_the_next(qtbot, qapp):
+    script = Script(texts=["fine"], load_error=ModelLoadError("llama.cpp refused the model (test)."))
+    host = EngineHost(factory(script))
+    failures, ready, done = [], [], []
+    host.failed.connect(failures.append)
+    host.ready.connect(ready.append)
+    host.finished.connect(done.append)
+    try:
+        host.load(LoadRequest(Path("/x/a.gguf")))
+        qtbot.waitUntil(lambda: bool(failures), timeout=WAIT_MS)
+        assert failures[0].kind == "load" and failures[0].message == "llama.cpp refused the model (test)."
+        host.generate(GenRequest(req_id=host.next_request_id(), messages=[{"role": "user", "content": "x"}]))
+        qtbot.waitUntil(lambda: len(failures) == 2, timeout=WAIT_MS)
+        assert "No model is loaded" in failures[1].message
+        script.load_error = None
+        host.load(LoadRequest(Path("/x/a.gguf")))
+        qtbot.waitUntil(lambda: bool(ready), timeout=WAIT_MS)
+        host.generate(GenRequest(req_id=host.next_request_id(), messages=[{"role": "user", "content": "x"}]))
+        qtbot.waitUntil(lambda: bool(done), timeout=WAIT_MS)
+        assert done[0].reason == "eos" and done[0].stats.n_generated > 0
+    finally:
+        assert host.close()
+
+
+def test_cancel_before_the_worker_starts_is_honoured(qtbot):
+    host = EngineHost(factory(Script(texts=["z" * 3000], step_delay=0.001)))
+    done, ready = [], []
+    host.finished.connect(done.append)
+    host.ready.connect(ready.append)
+    try:
+        host.load(LoadRequest(Path("/x/a.gguf")))
+        qtbot.waitUntil(lambda: bool(ready), timeout=WAIT_MS)
+        rid = host.next_request_id()
+        host.cancel(rid)
+        host.generate(GenRequest(req_id=rid, messages=[{"role": "user", "content": "x"}]))
+        qtbot.waitUntil(lambda: bool(done), timeout=WAIT_MS)
+        assert done[0].reason == "cancelled"
+    finally:
+        host.close()
