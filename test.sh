@@ -2,7 +2,9 @@
 # Install (first run only) and run the whole test suite. Extra arguments go to pytest.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-bash "$here/scripts/bootstrap.sh" "test"
+# [package] brings PyInstaller: tests/packaging builds the installed app and self-tests it
+# (about 2-3 minutes; ATOMICCHAT_SKIP_BUNDLE=1 skips that for quick local runs).
+bash "$here/scripts/bootstrap.sh" "test,package"
 cd "$here"
 export QT_QPA_PLATFORM="${QT_QPA_PLATFORM:-offscreen}"
 # pytest's own exit code is kept: 5 (no tests collected) fails like any other failure.
