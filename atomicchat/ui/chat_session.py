@@ -271,6 +271,13 @@ class ChatSession(QObject):
         stats = replace(a.snapshot(result.stats), finish_reason=result.reason)
         status = STOPPED if result.reason == "cancelled" else DONE
         self._end(a, status, stats)
+        if result.dropped_messages:
+            n = result.dropped_messages
+            self.notice.emit(
+                "info",
+                f"The {n} oldest message{'s' if n != 1 else ''} of this chat did not fit the context window and "
+                "were left out of the model's view (they are still saved here).",
+            )
         if result.reason == "context":
             self.notice.emit(
                 "warning",

@@ -182,8 +182,11 @@ class EngineWorker(QObject):
     def _run_generation(self, req: GenRequest) -> None:
         from atomicchat.engine import GenParams
 
+        from atomicchat.engine.context_fit import fit_chat
+
         eng = self._engine
-        tokens = eng.chat_prompt(req.messages, enable_thinking=req.enable_thinking)
+        reserve = min(req.max_tokens, max(16, eng.n_ctx // 4))
+        tokens, dropped = fit_chat(eng, req.messages, reserve, enable_thinking=req.enable_thinking)
         params = GenParams(
             max_tokens=req.max_tokens,
             temperature=req.temperature,
@@ -199,7 +202,7 @@ class EngineWorker(QObject):
             for ev in eng.generate(tokens, params, should_stop=lambda: self._is_cancelled(req.req_id)):
                 if hasattr(ev, "reason"):  # Finished
                     self._flush(req.req_id, pending, stats_from_engine(ev.stats))
-                    self.finished.emit(GenResult(req.req_id, ev.reason, stats_from_engine(ev.stats)))
+                    self.finished.emit(GenResult(req.req_id, ev.reason, stats_from_engine(ev.stats), dropped))
                     return
                 stats = ev.stats
                 n = draft_chars(ev.text, list(ev.from_draft))
@@ -221,7 +224,7 @@ class EngineWorker(QObject):
             raise
         final = stats_from_engine(stats) if stats is not None else ReplyStats()
         self._flush(req.req_id, pending, final)
-        self.finished.emit(GenResult(req.req_id, "eos", final))
+        self.finished.emit(GenResult(req.req_id, "eos", final, dropped))
 
     def _flush(self, req_id: int, pending: _Pending, stats: ReplyStats) -> None:
         if pending.empty():

@@ -60,6 +60,7 @@ class GenResult:
     req_id: int
     reason: str  # "eos" | "length" | "cancelled" | "context"
     stats: ReplyStats
+    dropped_messages: int = 0  # oldest messages left out so the chat fits the context window
 
 
 @dataclass(frozen=True)

@@ -51,6 +51,7 @@ class FakeEngine:
             is_hybrid=False,
             n_vocab=512,
         )
+        self.n_ctx = config.n_ctx
         self.closed = False
         self._n = 0
 

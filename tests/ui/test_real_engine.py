@@ -90,3 +90,18 @@ def test_gemma_270m_target_only_end_to_end(make_window, qtbot, gemma_path):
     assert reply.stats_bar.mode.text() == "target only" and reply.stats.n_generated > 0
     stored = w.store.chats.messages(w.session.conversation_id)
     assert stored[-1].content == reply.text
+
+
+def test_long_chat_leaves_out_oldest_turns_with_a_notice(make_window, qtbot, llama_pair):
+    """A chat longer than the context keeps working: the oldest turns are left out, and the
+    window says so (they stay saved)."""
+    w = make_window(llama_pair.target, llama_pair.draft)
+    _short(w, 8)
+    n_ctx = w.ready.info.n_ctx
+    chunk = "lorem ipsum " * (n_ctx // 6)
+    for i in range(3):
+        send(qtbot, w, f"{i} {chunk}")
+        assert last_widget(w).message.status == DONE, w.notice.label.text()
+    assert w.notice.isVisible() and w.notice.kind == "info"
+    assert "did not fit the context window" in w.notice.label.text()
+    assert len(w.store.chats.messages(w.session.conversation_id)) == 6
