@@ -23,12 +23,19 @@ from atomicchat.engine.detok import Detokenizer
 from atomicchat.engine.errors import ContextFullError, DecodeError, DraftMismatchError, EngineError
 from atomicchat.engine.ext import load_ext
 from atomicchat.engine.lib import C, recent_log
-from atomicchat.engine.model import Context, Model, default_threads
+from atomicchat.engine.model import Context, Model, _addr_fn, _ViewCache, default_threads
 from atomicchat.engine.sampling import Sampler
 from atomicchat.engine.types import EngineConfig, EngineInfo, Finished, GenParams, GenStats, Step
 from atomicchat.engine.validate import DraftInfo, TargetInfo, check_pair, inspect_draft, inspect_target
 
 _OFFLOAD_RE = re.compile(r"offloaded (\d+)/(\d+) layers to GPU")
+
+
+def _snapshot(stats: GenStats) -> GenStats:
+    """A copy of the running totals (what dataclasses.replace gives, without its per-field work)."""
+    snap = object.__new__(GenStats)
+    snap.__dict__.update(stats.__dict__)
+    return snap
 
 
 def _common_prefix(a: list[int], b: list[int]) -> int:
@@ -49,7 +56,7 @@ class Engine:
         self.draft: Model | None = None
         self.tctx: Context | None = None
         self.dctx: Context | None = None
-        self._kv: list[int] = []  # tokens whose KV is in the target cache, positions 0..len-1
+        self._kv_ref: tuple[list[int], int] = ([], 0)  # (seq, n): the target cache holds seq[:n]
         self._dkv_len = 0  # leading positions of _kv that the draft cache also holds
         self._ckpt_buf: ctypes.Array | None = None
         tinfo = inspect_target(config.target_path)
@@ -163,6 +170,9 @@ class Engine:
         rope = int(c.llama_model_rope_type(self.draft.ptr))
         self.n_pos_embd = 4 if rope in (c.LLAMA_ROPE_TYPE_MROPE, c.LLAMA_ROPE_TYPE_IMROPE) else 1
         self.n_embd = self.target.n_embd
+        self._get_layer_inp = _addr_fn(self.ext.get_embeddings_layer_inp)
+        self._layer_caches = [(lid, _ViewCache(self.n_embd)) for lid in self.layer_ids]
+        self._mask_block = [self.mask_token] * (self.draft_max + 1)  # [id_last, mask x n_max], reused
         if self.dctx.n_ubatch < self.draft_max + 1:
             raise EngineError("internal: draft micro-batch is smaller than the draft block")
 
@@ -204,28 +214,41 @@ class Engine:
             hint = " (the context is full)" if rc == 1 else ""
             raise DecodeError(f"llama.cpp failed while {what} (code {rc}){hint}.")
 
-    def _features(self, n_rows: int) -> np.ndarray:
-        """Target layer inputs of the last target decode, concatenated in draft order: (n_rows, L*E)."""
+    def _layer_views(self, n_rows: int) -> list[np.ndarray]:
+        """Target layer inputs of the last target decode, one (n_rows, E) view per draft layer id.
+        Views are cached per layer and reused while llama.cpp keeps the buffer where it was."""
         assert self.tctx is not None
-        views = [
-            np.ctypeslib.as_array(self.ext.get_embeddings_layer_inp(self.tctx.ptr, lid), shape=(n_rows, self.n_embd))
-            for lid in self.layer_ids
-        ]
-        return np.ascontiguousarray(np.concatenate(views, axis=1), dtype=np.float32)
+        get, ptr, n = self._get_layer_inp, self.tctx.ptr, n_rows
+        return [cache.get(get(ptr, lid), n) for lid, cache in self._layer_caches]
 
-    def _inject(self, feats: np.ndarray, pos0: int) -> None:
-        assert self.dctx is not None
-        ub = self.dctx.n_ubatch  # non-causal draft: more rows than n_ubatch aborts the process
-        for s in range(0, feats.shape[0], ub):
-            self.dctx.clear_batch()
-            self.dctx.add_embd_rows(feats[s : s + ub], pos0 + s, self.n_pos_embd)
-            self._check(self.dctx.process(), "feeding the draft")
+    def _inject(self, n_rows: int, pos0: int) -> None:
+        """Feed the draft the target features of the last target decode's first n_rows tokens,
+        placed at positions pos0..: each layer's rows are copied straight into the draft's
+        embedding batch (one copy per layer, no per-row calls)."""
+        assert self.dctx is not None and self.tctx is not None
+        d, E = self.dctx, self.n_embd
+        rows = d.embd_rows(E * len(self._layer_caches))
+        if n_rows == 1:  # the usual step (nothing accepted): one memmove per layer, no views
+            get, ptr, move, nb = self._get_layer_inp, self.tctx.ptr, ctypes.memmove, 4 * E
+            dst = d.embd_batch.embd_addr  # type: ignore[union-attr]
+            for k, (lid, _cache) in enumerate(self._layer_caches):
+                src = get(ptr, lid)
+                if not src:
+                    raise DecodeError("llama.cpp returned no target features for the draft.")
+                move(dst + k * nb, src, nb)
+            self._check(d.decode_embd(1, pos0, self.n_pos_embd), "feeding the draft")
+            return
+        views = self._layer_views(n_rows)
+        ub = d.n_ubatch  # non-causal draft: more rows than n_ubatch aborts the process
+        for s in range(0, n_rows, ub):
+            m = min(ub, n_rows - s)
+            for k, v in enumerate(views):
+                rows[:m, k * E : (k + 1) * E] = v[s : s + m]
+            self._check(d.decode_embd(m, pos0 + s, self.n_pos_embd), "feeding the draft")
 
     def _decode_target(self, tokens: list[int], pos0: int, outputs: str) -> None:
         assert self.tctx is not None
-        self.tctx.clear_batch()
-        self.tctx.add_tokens(tokens, pos0, outputs)
-        self._check(self.tctx.process(), "evaluating the model")
+        self._check(self.tctx.decode_tokens(tokens, pos0, outputs), "evaluating the model")
 
     def _prefill(self, tokens: list[int], start: int, inject: bool) -> None:
         assert self.tctx is not None
@@ -234,18 +257,19 @@ class Engine:
             chunk = tokens[s : s + nb]
             self._decode_target(chunk, s, "last" if s + len(chunk) == len(tokens) else "none")
             if inject:
-                self._inject(self._features(len(chunk)), s)
+                self._inject(len(chunk), s)
 
     def _prepare_cache(self, prompt: list[int], use_draft: bool) -> int:
         """Keep the longest reusable prefix of both caches; return how many prompt tokens are cached."""
         assert self.tctx is not None
-        common = min(_common_prefix(self._kv, prompt), len(prompt) - 1)
+        kv = self._kv
+        common = min(_common_prefix(kv, prompt), len(prompt) - 1)
         if use_draft:
             common = min(common, self._dkv_len)
-        if common < len(self._kv) and not self.tctx.seq_rm(common):
+        if common < len(kv) and not self.tctx.seq_rm(common):
             self._reset_cache()  # recurrent state cannot roll back that far
             return 0
-        self._kv = self._kv[:common]
+        self._kv = kv[:common]
         if self.dctx is not None and self._dkv_len > common:
             if self.dctx.seq_rm(common):
                 self._dkv_len = common
@@ -287,10 +311,12 @@ class Engine:
     def _plain_step(self, id_last: int, pos: int, sampler: Sampler, inject: bool) -> list[int]:
         assert self.tctx is not None
         self._decode_target([id_last], pos, "all")
-        row = self.tctx.logits(1, self.n_vocab)[0] if sampler.greedy else None
-        tok = sampler.sample_row(self.tctx.ptr, 0, row)
+        if sampler.greedy:  # what sampler.sample_row does for greedy, minus a call layer
+            tok = int(self.tctx.logits(1, self.n_vocab)[0].argmax())
+        else:
+            tok = sampler.sample_row(self.tctx.ptr, 0, None)
         if inject:
-            self._inject(self._features(1), pos)
+            self._inject(1, pos)
         return [tok]
 
     def _draft_block(self, id_last: int, pos: int, n_max: int, n_use: int) -> list[int]:
@@ -299,12 +325,10 @@ class Engine:
         The full block is always decoded (fixed shapes, the trained layout), then truncated."""
         assert self.dctx is not None
         d = self.dctx
-        d.clear_batch()
-        d.add_token(id_last, pos, True)
-        for i in range(1, n_max + 1):
-            d.add_token(self.mask_token, pos + i, True)  # every row output, or logits shift
-        self._check(d.process(), "drafting")
-        drafts = np.argmax(d.logits(n_use + 1, self.n_vocab)[1:], axis=1).tolist()
+        block = self._mask_block[: n_max + 1]
+        block[0] = id_last
+        self._check(d.decode_tokens(block, pos, "all"), "drafting")  # every row output, or logits shift
+        drafts = d.logits(n_use + 1, self.n_vocab)[1:].argmax(axis=1).tolist()
         if not d.seq_rm(pos):  # the noise block wrote K/V that must not stay
             raise DecodeError("Could not clear the draft block from the draft cache.")
         return drafts
@@ -320,26 +344,33 @@ class Engine:
         t1 = time.perf_counter()
         ckpt = self._save_checkpoint() if self.target.is_hybrid and n > self.n_rs_seq else 0
 
+        tctx = self.tctx
         self._decode_target([id_last, *drafts], pos, "all")
-        logits = self.tctx.logits(n + 1, self.n_vocab) if sampler.greedy else None
+        is_eog = self.target.is_eog
         acc: list[int] = []
-        for j in range(n + 1):
-            tok = sampler.sample_row(self.tctx.ptr, j, logits[j] if logits is not None else None)
-            acc.append(tok)
-            if j == n or tok != drafts[j] or self.target.is_eog(tok):
-                break
+        if sampler.greedy:
+            logits = tctx.logits(n + 1, self.n_vocab)
+            for j in range(n + 1):
+                tok = int(logits[j].argmax())
+                acc.append(tok)
+                if j == n or tok != drafts[j] or is_eog(tok):
+                    break
+        else:
+            for j in range(n + 1):
+                tok = sampler.sample_row(tctx.ptr, j, None)
+                acc.append(tok)
+                if j == n or tok != drafts[j] or is_eog(tok):
+                    break
         n_acc = len(acc) - 1
-        feats = self._features(n_acc + 1)
-        if n_acc < n and not self.tctx.seq_rm(pos + n_acc + 1):
+        if n_acc < n and not tctx.seq_rm(pos + n_acc + 1):
             if not ckpt:
                 raise DecodeError("The model could not roll back a rejected draft.")
             self._restore_checkpoint(ckpt)
-            self.tctx.seq_rm(pos)
+            tctx.seq_rm(pos)
             self._decode_target([id_last, *acc[:-1]], pos, "none")
-            feats = self._features(n_acc + 1)
             stats.n_fallbacks += 1
         t2 = time.perf_counter()
-        self._inject(feats, pos)
+        self._inject(n_acc + 1, pos)  # features of the accepted rows, from the last target decode
         t3 = time.perf_counter()
         stats.draft_seconds += (t1 - t0) + (t3 - t2)
         stats.verify_seconds += t2 - t1
@@ -403,13 +434,14 @@ class Engine:
                 if reason is None and pos >= self.n_ctx:
                     reason = "context"
                 self._commit(seq, pos, use_draft)
+                n_ok = min(len(acc) - 1, len(emit))  # accepted draft tokens come first
                 yield Step(
                     tokens=list(emit),
                     text=detok.feed(emit),
-                    from_draft=[i < len(acc) - 1 for i in range(len(emit))],
+                    from_draft=[True] * n_ok + [False] * (len(emit) - n_ok),
                     n_drafted=n_drafted,
                     n_accepted=len(acc) - 1 if n_drafted else 0,
-                    stats=replace(stats),
+                    stats=_snapshot(stats),
                 )
                 if reason is None and stop():
                     reason = "cancelled"
@@ -436,10 +468,21 @@ class Engine:
             sampler.close()
 
     def _commit(self, seq: list[int], pos: int, use_draft: bool) -> None:
-        """Record what the caches hold: every token before position `pos`."""
-        self._kv = seq[:pos]
+        """Record what the caches hold: every token before position `pos`. `seq` only ever grows
+        at its end, so keeping (seq, pos) is enough; the copy is made when `_kv` is read."""
+        self._kv_ref = (seq, pos)
         if use_draft:
             self._dkv_len = pos
+
+    @property
+    def _kv(self) -> list[int]:
+        """Tokens whose KV is in the target cache, positions 0..len-1."""
+        seq, n = self._kv_ref
+        return seq[:n]
+
+    @_kv.setter
+    def _kv(self, tokens: list[int]) -> None:
+        self._kv_ref = (tokens, len(tokens))
 
     def reset(self) -> None:
         """Forget the cached conversation (both KV caches)."""

@@ -65,6 +65,8 @@ class Model:
         self.n_layer = int(c.llama_model_n_layer(ptr))
         self.is_hybrid = bool(c.llama_model_is_hybrid(ptr)) or bool(c.llama_model_is_recurrent(ptr))
         self.n_gpu_layers_requested = params.n_gpu_layers
+        self._eog: dict[int, bool] = {}  # per-token answers cached: the decode loops ask every step
+        self._pieces: dict[tuple[int, bool], bytes] = {}
 
     def meta(self, key: str, size: int = 256) -> str | None:
         c = C()
@@ -81,7 +83,10 @@ class Model:
         return raw.decode("utf-8", errors="replace") if raw else None
 
     def is_eog(self, token: int) -> bool:
-        return bool(C().llama_vocab_is_eog(self.vocab, token))
+        r = self._eog.get(token)
+        if r is None:
+            r = self._eog[token] = bool(C().llama_vocab_is_eog(self.vocab, token))
+        return r
 
     def token_text(self, token: int) -> str:
         raw = C().llama_vocab_get_text(self.vocab, token)
@@ -108,6 +113,13 @@ class Model:
         return list(buf[:n])
 
     def piece(self, token: int, special: bool = False) -> bytes:
+        key = (token, special)
+        r = self._pieces.get(key)
+        if r is None:
+            r = self._pieces[key] = self._piece(token, special)
+        return r
+
+    def _piece(self, token: int, special: bool) -> bytes:
         c = C()
         buf = ctypes.create_string_buffer(64)
         n = c.llama_token_to_piece(self.vocab, token, buf, 64, 0, special)
@@ -122,8 +134,137 @@ class Model:
             self.ptr = None
 
 
+class Batch:
+    """A `llama_batch` (sequence 0 only) over Python-owned numpy buffers, refilled with vectorised
+    copies instead of one ctypes call per token. `llama_decode` turns it into the same
+    `llama_batch_ext` that `llama_process` takes (llama_batch_compat, src/llama-batch.cpp), so the
+    decode is identical; it just costs one ctypes call instead of three per token.
+
+    Embedding batches keep positions section-major (`pos[j*n_tokens + i]`, j < n_pos), which is
+    how llama_batch_compat reads the 4 M-RoPE positions of an embedding row."""
+
+    def __init__(self, capacity: int, n_embd: int = 0, max_pos: int = 0) -> None:
+        c = C()
+        self.capacity = capacity
+        self.n_embd = n_embd
+        # positions are copied out of this ramp: one slice copy instead of an add
+        self.arange = np.arange(max(max_pos, 0) + capacity, dtype=np.int32)
+        self.pos = np.zeros(4 * capacity, dtype=np.int32)
+        self.n_seq_id = np.ones(capacity, dtype=np.int32)
+        self.seq = np.zeros(capacity, dtype=np.int32)  # every row in seq 0
+        base = self.seq.ctypes.data
+        self._seq_ptrs = (ctypes.c_void_p * (capacity + 1))(*[base + 4 * i for i in range(capacity)], None)
+        self.logits = np.zeros(capacity, dtype=np.int8)
+        self._ones = 0  # logits[:_ones] are known to be 1 (a repeated 'all' batch skips the fill)
+        b = c.llama_batch()
+        b.n_tokens = 0
+        if n_embd:
+            self.token = None
+            self.embd = np.zeros((capacity, n_embd), dtype=np.float32)
+            self.embd_addr = self.embd.ctypes.data
+            b.embd = self.embd.ctypes.data_as(ctypes.POINTER(ctypes.c_float))
+        else:
+            self.embd = None
+            self.token = np.zeros(capacity, dtype=np.int32)
+            self._token_c = (c.llama_token * capacity).from_buffer(self.token)  # list -> C ints, fastest
+            b.token = self.token.ctypes.data_as(ctypes.POINTER(c.llama_token))
+        b.pos = self.pos.ctypes.data_as(ctypes.POINTER(c.llama_pos))
+        b.n_seq_id = self.n_seq_id.ctypes.data_as(ctypes.POINTER(ctypes.c_int32))
+        b.seq_id = ctypes.cast(self._seq_ptrs, ctypes.POINTER(ctypes.POINTER(c.llama_seq_id)))
+        b.logits = self.logits.ctypes.data_as(ctypes.POINTER(ctypes.c_int8))
+        self.struct = b
+
+    def set_tokens(self, tokens: Any, pos0: int, outputs: str) -> None:
+        """tokens: a sequence of ids; outputs: 'all', 'last' or 'none'."""
+        n = len(tokens)
+        if n == 1:  # target-only decoding: item assignment beats a numpy slice copy
+            self.token[0] = tokens[0]
+            self.pos[0] = pos0
+            out = outputs != "none"
+            self.logits[0] = out
+            if not out:
+                self._ones = 0
+            elif self._ones < 1:
+                self._ones = 1
+            self.struct.n_tokens = 1
+            return
+        if not 0 < n <= self.capacity:
+            raise ModelLoadError(f"internal: batch of {n} tokens does not fit {self.capacity}")
+        self._token_c[:n] = tokens
+        self._set_pos(n, pos0)
+        lg = self.logits
+        if outputs == "all":
+            if self._ones < n:
+                lg[:n] = 1
+                self._ones = n
+        else:
+            lg[:n] = 0
+            self._ones = 0
+            if outputs == "last":
+                lg[n - 1] = 1
+        self.struct.n_tokens = n
+
+    def _set_pos(self, n: int, pos0: int) -> None:
+        if 0 <= pos0 and pos0 + n <= len(self.arange):
+            self.pos[:n] = self.arange[pos0 : pos0 + n]
+        else:
+            np.add(self.arange[:n], pos0, out=self.pos[:n])
+
+    def set_embd_positions(self, n: int, pos0: int, n_pos: int) -> None:
+        """Positions pos0.. for the first n embedding rows (already written to `embd`), no outputs."""
+        if not 0 < n <= self.capacity:
+            raise ModelLoadError(f"internal: batch of {n} rows does not fit {self.capacity}")
+        p = self.pos
+        self._ones = 0
+        if n == 1 and n_pos == 1:
+            p[0] = pos0
+            self.logits[0] = 0
+            self.struct.n_tokens = 1
+            return
+        self._set_pos(n, pos0)
+        if n_pos > 1:  # (p, p, p, 0), section-major
+            p[n : 3 * n].reshape(2, n)[:] = p[:n]
+            p[3 * n : n_pos * n] = 0
+        self.logits[:n] = 0
+        self.struct.n_tokens = n
+
+
+def _addr_fn(fn: Any) -> Any:
+    """A second binding of a ctypes function that returns the raw address (int) instead of a
+    POINTER object, so a cached numpy view can be reused while the address stays the same."""
+    lib = C()._lib
+    f = lib[fn.__name__]  # CDLL.__getitem__ makes a new function object; `fn` is left untouched
+    f.argtypes = fn.argtypes
+    f.restype = ctypes.c_void_p
+    return f
+
+
+class _ViewCache:
+    """numpy (rows, width) float32 views over a C buffer, rebuilt only when its address changes or
+    more rows are needed than the cached view has."""
+
+    __slots__ = ("addr", "arr", "width")
+
+    def __init__(self, width: int) -> None:
+        self.addr = None
+        self.arr = None
+        self.width = width
+
+    def get(self, addr: int | None, n_rows: int) -> np.ndarray:
+        if not addr:
+            raise ModelLoadError("internal: llama.cpp returned no output buffer")
+        arr = self.arr
+        if addr != self.addr or arr is None or arr.shape[0] < n_rows:
+            buf = (ctypes.c_float * (n_rows * self.width)).from_address(addr)
+            arr = np.frombuffer(buf, dtype=np.float32).reshape(n_rows, self.width)
+            self.addr, self.arr = addr, arr
+        return arr[:n_rows]
+
+
 class Context:
-    """A llama_context plus one reusable llama_batch_ext sized to n_batch."""
+    """A llama_context plus reusable batches sized to n_batch (tokens; embedding rows on demand).
+
+    Hot functions are bound once as attributes; outputs are read through cached numpy views."""
 
     def __init__(self, model: Model, params: Any, what: str) -> None:
         c = C()
@@ -140,61 +281,40 @@ class Context:
         self.n_ctx = int(c.llama_n_ctx(ptr))
         self.n_batch = int(c.llama_n_batch(ptr))
         self.n_ubatch = int(c.llama_n_ubatch(ptr))
-        self.batch = c.llama_batch_ext_init(ptr)
-        if not self.batch:
-            c.llama_free(ptr)
-            raise ModelLoadError(f"Could not allocate a batch for the {what} context.")
-        self._pos1 = (c.llama_pos * 4)()
+        self.batch = Batch(self.n_batch, max_pos=self.n_ctx)
+        self.embd_batch: Batch | None = None
+        self._decode = c.llama_decode
+        self._seq_rm = c.llama_memory_seq_rm
+        self._logits_addr = _addr_fn(c.llama_get_logits)
+        self._logits = _ViewCache(model.n_vocab)
 
-    # --- batch building -------------------------------------------------------------------------
-    def clear_batch(self) -> None:
-        C().llama_batch_ext_clear(self.batch)
+    # --- decoding -------------------------------------------------------------------------------
+    def decode_tokens(self, tokens: Any, pos0: int, outputs: str) -> int:
+        """Decode tokens at positions pos0..; outputs: 'all', 'last' or 'none'. Returns llama.cpp's code."""
+        b = self.batch
+        b.set_tokens(tokens, pos0, outputs)
+        return int(self._decode(self.ptr, b.struct))
 
-    def add_token(self, token: int, pos: int, output: bool) -> None:
-        c = C()
-        idx = c.llama_batch_ext_add_token(self.batch, 0, token)
-        if idx < 0:
-            raise ModelLoadError(f"internal: batch add failed ({idx})")
-        self._pos1[0] = pos
-        c.llama_batch_ext_set_pos(self.batch, idx, self._pos1)
-        if output:
-            c.llama_batch_ext_set_output_logits(self.batch, idx, True)
+    def embd_rows(self, width: int) -> np.ndarray:
+        """The (n_batch, width) float32 row buffer of the embedding batch, to fill before decode_embd."""
+        eb = self.embd_batch
+        if eb is None or eb.n_embd != width:
+            eb = self.embd_batch = Batch(self.n_batch, width, max_pos=self.n_ctx)
+        return eb.embd  # type: ignore[return-value]
 
-    def add_tokens(self, tokens: list[int], pos0: int, outputs: str) -> None:
-        """outputs: 'all', 'last' or 'none'."""
-        last = len(tokens) - 1
-        for i, t in enumerate(tokens):
-            self.add_token(t, pos0 + i, outputs == "all" or (outputs == "last" and i == last))
-
-    def add_embd_rows(self, rows: np.ndarray, pos0: int, n_pos: int) -> None:
-        """Append feature rows (float32, C-contiguous) at positions pos0.. (n_pos values per entry)."""
-        c = C()
-        width = rows.shape[1]
-        pos = (c.llama_pos * 4)()
-        base = rows.ctypes.data
-        stride = rows.strides[0]
-        fptr = ctypes.POINTER(ctypes.c_float)
-        for i in range(rows.shape[0]):
-            embd = c.llama_embd(ctypes.cast(base + i * stride, fptr), 1, width)
-            idx = c.llama_batch_ext_add_embd(self.batch, 0, embd)
-            if idx < 0:
-                raise ModelLoadError(f"internal: embedding add failed ({idx})")
-            p = pos0 + i
-            pos[0] = p
-            if n_pos > 1:
-                pos[1] = p
-                pos[2] = p
-                pos[3] = 0
-            c.llama_batch_ext_set_pos(self.batch, idx, pos)
-
-    def process(self) -> int:
-        return int(C().llama_process(self.ptr, C().LLAMA_PROCESS_TYPE_DECODE, self.batch))
+    def decode_embd(self, n: int, pos0: int, n_pos: int) -> int:
+        """Decode the first n rows of `embd_rows()` at positions pos0.. (n_pos values per row)."""
+        eb = self.embd_batch
+        assert eb is not None
+        eb.set_embd_positions(n, pos0, n_pos)
+        return int(self._decode(self.ptr, eb.struct))
 
     # --- outputs --------------------------------------------------------------------------------
     def logits(self, n_rows: int, n_vocab: int) -> np.ndarray:
         """Zero-copy view of the first n_rows output rows (valid until the next decode)."""
-        ptr = C().llama_get_logits(self.ptr)
-        return np.ctypeslib.as_array(ptr, shape=(n_rows, n_vocab))
+        if n_vocab != self._logits.width:
+            self._logits = _ViewCache(n_vocab)
+        return self._logits.get(self._logits_addr(self.ptr), n_rows)
 
     def logits_last(self, n_vocab: int) -> np.ndarray:
         ptr = C().llama_get_logits_ith(self.ptr, -1)
@@ -202,7 +322,7 @@ class Context:
 
     # --- memory ---------------------------------------------------------------------------------
     def seq_rm(self, p0: int, p1: int = -1) -> bool:
-        return bool(C().llama_memory_seq_rm(self.mem, 0, p0, p1))
+        return bool(self._seq_rm(self.mem, 0, p0, p1))
 
     def pos_max(self) -> int:
         return int(C().llama_memory_seq_pos_max(self.mem, 0))
@@ -211,10 +331,8 @@ class Context:
         C().llama_memory_clear(self.mem, True)
 
     def close(self) -> None:
-        c = C()
-        if getattr(self, "batch", None):
-            c.llama_batch_ext_free(self.batch)
-            self.batch = None
         if getattr(self, "ptr", None):
-            c.llama_free(self.ptr)
+            C().llama_free(self.ptr)
             self.ptr = None
+        self.batch = None  # type: ignore[assignment]
+        self.embd_batch = None

@@ -48,6 +48,7 @@ def run_app(args: list[str] | None = None) -> int:
     app.setApplicationName(APP_ID)
     app.setApplicationDisplayName(APP_NAME)
     app.setApplicationVersion(__version__)
+    app.setDesktopFileName(APP_ID)  # Wayland matches the window to atomicchat.desktop by this
 
     from atomicchat.store import StoreError, open_store
     from atomicchat.ui import async_tasks
