@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from atomicchat.engine.errors import ModelLoadError
+from atomicchat.engine.errors import DecodeError, ModelLoadError
 from atomicchat.engine.lib import C, clear_log, recent_log
 
 
@@ -189,7 +189,7 @@ class Batch:
             self.struct.n_tokens = 1
             return
         if not 0 < n <= self.capacity:
-            raise ModelLoadError(f"internal: batch of {n} tokens does not fit {self.capacity}")
+            raise DecodeError(f"internal: batch of {n} tokens does not fit {self.capacity}")
         self._token_c[:n] = tokens
         self._set_pos(n, pos0)
         lg = self.logits
@@ -213,7 +213,7 @@ class Batch:
     def set_embd_positions(self, n: int, pos0: int, n_pos: int) -> None:
         """Positions pos0.. for the first n embedding rows (already written to `embd`), no outputs."""
         if not 0 < n <= self.capacity:
-            raise ModelLoadError(f"internal: batch of {n} rows does not fit {self.capacity}")
+            raise DecodeError(f"internal: batch of {n} rows does not fit {self.capacity}")
         p = self.pos
         self._ones = 0
         if n == 1 and n_pos == 1:
@@ -252,7 +252,7 @@ class _ViewCache:
 
     def get(self, addr: int | None, n_rows: int) -> np.ndarray:
         if not addr:
-            raise ModelLoadError("internal: llama.cpp returned no output buffer")
+            raise DecodeError("internal: llama.cpp returned no output buffer")
         arr = self.arr
         if addr != self.addr or arr is None or arr.shape[0] < n_rows:
             buf = (ctypes.c_float * (n_rows * self.width)).from_address(addr)
