@@ -435,13 +435,15 @@ class Engine:
                     reason = "context"
                 self._commit(seq, pos, use_draft)
                 n_ok = min(len(acc) - 1, len(emit))  # accepted draft tokens come first
+                drafted_text = detok.feed(emit[:n_ok]) if n_ok else ""
                 yield Step(
                     tokens=list(emit),
-                    text=detok.feed(emit),
+                    text=drafted_text + detok.feed(emit[n_ok:]),
                     from_draft=[True] * n_ok + [False] * (len(emit) - n_ok),
                     n_drafted=n_drafted,
                     n_accepted=len(acc) - 1 if n_drafted else 0,
                     stats=_snapshot(stats),
+                    draft_chars=len(drafted_text),
                 )
                 if reason is None and stop():
                     reason = "cancelled"

@@ -82,6 +82,7 @@ class Step:
     n_drafted: int
     n_accepted: int
     stats: GenStats
+    draft_chars: int = 0  # leading characters of `text` decoded from accepted draft tokens
 
 
 @dataclass(frozen=True)

@@ -64,23 +64,6 @@ def stats_from_engine(gs: Any) -> ReplyStats:
     )
 
 
-def draft_chars(text: str, from_draft: list[bool]) -> int:
-    """How many leading characters of a step's text came from accepted draft tokens.
-
-    A step is the accepted draft prefix followed by the target's own token. The engine gives the
-    step's text, not each token's, so the split is proportional to the token counts: exact when
-    a step is all-draft or no-draft, approximate by a character or two otherwise.
-    """
-    if not text or not from_draft:
-        return 0
-    k = sum(1 for f in from_draft if f)
-    if k == 0:
-        return 0
-    if k == len(from_draft):
-        return len(text)
-    return round(len(text) * k / len(from_draft))
-
-
 def _user_message(exc: BaseException) -> str:
     if isinstance(exc, EngineError):
         return str(exc)
@@ -205,7 +188,7 @@ class EngineWorker(QObject):
                     self.finished.emit(GenResult(req.req_id, ev.reason, stats_from_engine(ev.stats), dropped))
                     return
                 stats = ev.stats
-                n = draft_chars(ev.text, list(ev.from_draft))
+                n = ev.draft_chars  # exact: the engine decodes the accepted prefix separately
                 if n:
                     if pending.draft_spans and pending.draft_spans[-1][1] == chars:
                         pending.draft_spans[-1] = (pending.draft_spans[-1][0], chars + n)

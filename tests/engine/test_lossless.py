@@ -40,12 +40,15 @@ def test_partial_acceptance_oracle_matches(pair, n_max):
     with engine(pair.target, pair.draft) as spec:
         install_oracle(spec, prompt, ref)
         got, fin, steps = run(spec, prompt, max_tokens=60, draft_max=n_max)
+        drafted_text = [spec.detokenize(st.tokens[: st.from_draft.count(True)]) for st in steps]
     assert got == ref[:60]
     s = fin.stats
     assert s.n_accepted > 0, "the oracle must produce accepted drafts"
     assert s.n_accepted < s.n_drafted, "corrupted tokens must be rejected"
     assert any(0 < st.n_accepted < st.n_drafted for st in steps), "some step must accept only a prefix"
     assert all(st.from_draft.count(True) == st.n_accepted for st in steps if st.tokens)
+    for st, want in zip(steps, drafted_text):  # the accepted prefix's text is exact, for colouring
+        assert st.text[: st.draft_chars] == want
 
 
 def test_hybrid_checkpoint_fallback(qwen35_pair):

@@ -92,7 +92,13 @@ class FakeEngine:
                 stats.verify_seconds += 0.0008
             stats.generate_seconds = max(time.perf_counter() - t0, 1e-6)
             yield Step(
-                list(range(n_tok)), piece, [True] * acc + [False], s.draft_max if use_draft else 0, acc, replace(stats)
+                list(range(n_tok)),
+                piece,
+                [True] * acc + [False],
+                s.draft_max if use_draft else 0,
+                acc,
+                replace(stats),
+                draft_chars=len(piece) * acc // n_tok,
             )
             step += 1
         yield Finished("eos", replace(stats), text=text)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
 
 from atomicchat.store import open_store
 from tests.ui.conftest import send
@@ -19,7 +20,10 @@ def test_ctrl_n_starts_a_new_chat_and_switching_shows_each(make_window, qtbot, t
     w = make_window(_model(tmp_path), None, Script(texts=["reply A", "reply B"]))
     send(qtbot, w, "chat A")
     first = w.session.conversation_id
+    w.raise_()
     w.activateWindow()
+    if not w.isActiveWindow():  # offscreen activation races with other test windows closing
+        QApplication.setActiveWindow(w)
     qtbot.waitUntil(w.isActiveWindow)
     qtbot.keyClick(w.composer.edit, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
     assert w.session.conversation_id is None and w.view.currentWidget() is w.view.empty

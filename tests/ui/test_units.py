@@ -7,7 +7,7 @@ from pathlib import Path
 from atomicchat.engine.errors import ModelLoadError
 from atomicchat.store.records import ReplyStats
 from atomicchat.ui.stats_format import format_stats, speedup
-from atomicchat.ui.worker import EngineHost, draft_chars
+from atomicchat.ui.worker import EngineHost
 from atomicchat.ui.worker_types import GenRequest, LoadRequest
 from tests.ui.conftest import WAIT_MS
 from tests.ui.fake_engine import Script, factory
@@ -34,13 +34,6 @@ def test_speedup_uses_the_measured_baseline_when_there_is_one():
     assert format_stats(s, 40.0).speedup == "2.50× vs target-only"
     assert format_stats(ReplyStats(n_generated=5, generate_seconds=0.5), None).mode == "target only"
     assert speedup(ReplyStats(used_draft=False, n_generated=9), 10.0) is None
-
-
-def test_draft_chars_split():
-    assert draft_chars("abcdef", [True, True, False]) == 4
-    assert draft_chars("abc", [False]) == 0
-    assert draft_chars("abc", [True, True]) == 3
-    assert draft_chars("", [True]) == 0
 
 
 def test_worker_survives_a_failed_load_and_serves_the_next(qtbot, qapp):
