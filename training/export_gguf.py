@@ -1,0 +1,203 @@
+"""Write the demo pair as GGUF: the target as arch `llama`, the draft as arch `dflash`.
+
+Both files carry the same byte-level BPE tokenizer (model "gpt2", pre "gpt-2", tokens + merges),
+the ChatML template, eos = <|im_end|>. The draft has `tokenizer.ggml.mask_token_id` and no
+`token_embd`/`output`: llama.cpp borrows the target's through `ctx_other`.
+
+Raw `dflash.*` keys are written by name (PyPI gguf 0.19.0 has no DFLASH arch).
+Layouts: a torch Linear weight [out, in] is the numpy view of the ggml tensor {in, out}; no permutes,
+because `model.py` applies RoPE in ggml's own NORM (llama) / NEOX (dflash) modes.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import gguf
+import numpy as np
+import torch
+
+from data import CHAT_TEMPLATE, EOT, IM_END, MASK, SPECIALS, load_vocab
+from model import Draft, DraftConfig, Target, TargetConfig
+
+Q8 = gguf.GGMLQuantizationType.Q8_0
+
+
+def _tokenizer(w: gguf.GGUFWriter, tokens: list[str], merges: list[str], mask: bool) -> None:
+    w.add_tokenizer_model("gpt2")
+    w.add_tokenizer_pre("gpt-2")
+    w.add_token_list(tokens)
+    types = [gguf.TokenType.CONTROL if t in SPECIALS else gguf.TokenType.NORMAL for t in tokens]
+    w.add_token_types(types)
+    w.add_token_merges(merges)
+    w.add_bos_token_id(EOT)
+    w.add_eos_token_id(IM_END)
+    w.add_pad_token_id(EOT)
+    w.add_add_bos_token(False)
+    w.add_add_eos_token(False)
+    w.add_chat_template(CHAT_TEMPLATE)
+    if mask:
+        w.add_mask_token_id(MASK)
+
+
+def _put(w: gguf.GGUFWriter, name: str, t: torch.Tensor, qtype: str) -> None:
+    a = t.detach().to(torch.float32).cpu().numpy()
+    if a.ndim == 1 or qtype == "f32":
+        w.add_tensor(name, a.astype(np.float32))
+    elif qtype == "f16":
+        w.add_tensor(name, a.astype(np.float16))
+    elif qtype == "q8_0":
+        w.add_tensor(name, gguf.quants.quantize(a, Q8), raw_dtype=Q8)
+    else:
+        raise ValueError(qtype)
+
+
+def export_target(model: Target, tokens: list[str], merges: list[str], path: Path, qtype: str = "q8_0",
+                  name: str = "AtomicChat demo target") -> None:
+    c = model.c
+    w = gguf.GGUFWriter(str(path), "llama")
+    w.add_name(name)
+    w.add_context_length(c.ctx)
+    w.add_embedding_length(c.n_embd)
+    w.add_block_count(c.n_layer)
+    w.add_feed_forward_length(c.n_ff)
+    w.add_head_count(c.n_head)
+    w.add_head_count_kv(c.n_head_kv)
+    w.add_layer_norm_rms_eps(c.eps)
+    w.add_rope_dimension_count(c.head_dim)
+    w.add_rope_freq_base(c.rope_base)
+    w.add_vocab_size(c.vocab)
+    w.add_file_type(gguf.LlamaFileType.MOSTLY_Q8_0 if qtype == "q8_0" else
+                    gguf.LlamaFileType.MOSTLY_F16 if qtype == "f16" else gguf.LlamaFileType.ALL_F32)
+    _tokenizer(w, tokens, merges, mask=False)
+    _put(w, "token_embd.weight", model.tok_embd.weight, qtype)   # tied: no output.weight
+    _put(w, "output_norm.weight", model.output_norm.weight, qtype)
+    for i, b in enumerate(model.layers):
+        _put(w, f"blk.{i}.attn_norm.weight", b.attn_norm.weight, qtype)
+        _put(w, f"blk.{i}.attn_q.weight", b.wq.weight, qtype)
+        _put(w, f"blk.{i}.attn_k.weight", b.wk.weight, qtype)
+        _put(w, f"blk.{i}.attn_v.weight", b.wv.weight, qtype)
+        _put(w, f"blk.{i}.attn_output.weight", b.wo.weight, qtype)
+        _put(w, f"blk.{i}.ffn_norm.weight", b.ffn_norm.weight, qtype)
+        _put(w, f"blk.{i}.ffn_gate.weight", b.ffn.gate.weight, qtype)
+        _put(w, f"blk.{i}.ffn_up.weight", b.ffn.up.weight, qtype)
+        _put(w, f"blk.{i}.ffn_down.weight", b.ffn.down.weight, qtype)
+    _write(w)
+
+
+def export_draft(model: Draft, tokens: list[str], merges: list[str], path: Path, qtype: str = "f16",
+                 name: str = "AtomicChat demo DFlash draft") -> None:
+    c = model.c
+    w = gguf.GGUFWriter(str(path), "dflash")
+    w.add_name(name)
+    w.add_uint32("dflash.context_length", c.ctx)
+    w.add_uint32("dflash.embedding_length", c.n_embd)
+    w.add_uint32("dflash.block_count", c.n_layer)
+    w.add_uint32("dflash.feed_forward_length", c.n_ff)
+    w.add_uint32("dflash.attention.head_count", c.n_head)
+    w.add_uint32("dflash.attention.head_count_kv", c.n_head_kv)
+    w.add_uint32("dflash.attention.key_length", c.head_dim)
+    w.add_uint32("dflash.attention.value_length", c.head_dim)
+    w.add_float32("dflash.attention.layer_norm_rms_epsilon", c.eps)
+    w.add_float32("dflash.rope.freq_base", c.rope_base)
+    w.add_uint32("dflash.rope.dimension_count", c.head_dim)
+    w.add_uint32("dflash.block_size", c.block_size)
+    w.add_bool("dflash.attention.causal", False)
+    w.add_array("dflash.target_layers", [int(x) for x in c.target_layers])
+    w.add_uint32("dflash.vocab_size", len(tokens))
+    w.add_file_type(gguf.LlamaFileType.MOSTLY_F16 if qtype == "f16" else
+                    gguf.LlamaFileType.MOSTLY_Q8_0 if qtype == "q8_0" else gguf.LlamaFileType.ALL_F32)
+    _tokenizer(w, tokens, merges, mask=True)
+    _put(w, "fc.weight", model.fc.weight, qtype)
+    _put(w, "enc.output_norm.weight", model.enc_norm.weight, qtype)
+    _put(w, "output_norm.weight", model.output_norm.weight, qtype)
+    for i, b in enumerate(model.layers):
+        _put(w, f"blk.{i}.attn_norm.weight", b.attn_norm.weight, qtype)
+        _put(w, f"blk.{i}.attn_q.weight", b.wq.weight, qtype)
+        _put(w, f"blk.{i}.attn_k.weight", b.wk.weight, qtype)
+        _put(w, f"blk.{i}.attn_v.weight", b.wv.weight, qtype)
+        _put(w, f"blk.{i}.attn_output.weight", b.wo.weight, qtype)
+        _put(w, f"blk.{i}.attn_q_norm.weight", b.q_norm.weight, qtype)
+        _put(w, f"blk.{i}.attn_k_norm.weight", b.k_norm.weight, qtype)
+        _put(w, f"blk.{i}.ffn_norm.weight", b.ffn_norm.weight, qtype)
+        _put(w, f"blk.{i}.ffn_gate.weight", b.ffn.gate.weight, qtype)
+        _put(w, f"blk.{i}.ffn_up.weight", b.ffn.up.weight, qtype)
+        _put(w, f"blk.{i}.ffn_down.weight", b.ffn.down.weight, qtype)
+    _write(w)
+
+
+def _write(w: gguf.GGUFWriter) -> None:
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
+def load_gguf_weights(model: torch.nn.Module, path: Path, names: dict[str, str]) -> None:
+    """Load (dequantized) tensors from a GGUF back into a torch model: names maps gguf -> state key."""
+    r = gguf.GGUFReader(str(path))
+    sd = model.state_dict()
+    for t in r.tensors:
+        if t.name not in names:
+            continue
+        a = gguf.quants.dequantize(t.data, t.tensor_type).astype(np.float32)
+        key = names[t.name]
+        sd[key].copy_(torch.from_numpy(a.reshape(sd[key].shape)))
+
+
+def target_names(c: TargetConfig) -> dict[str, str]:
+    n = {"token_embd.weight": "tok_embd.weight", "output_norm.weight": "output_norm.weight"}
+    for i in range(c.n_layer):
+        for g, s in (("attn_norm", "attn_norm"), ("attn_q", "wq"), ("attn_k", "wk"), ("attn_v", "wv"),
+                     ("attn_output", "wo"), ("ffn_norm", "ffn_norm"), ("ffn_gate", "ffn.gate"),
+                     ("ffn_up", "ffn.up"), ("ffn_down", "ffn.down")):
+            n[f"blk.{i}.{g}.weight"] = f"layers.{i}.{s}.weight"
+    return n
+
+
+def draft_names(c: DraftConfig) -> dict[str, str]:
+    n = {"fc.weight": "fc.weight", "enc.output_norm.weight": "enc_norm.weight",
+         "output_norm.weight": "output_norm.weight"}
+    for i in range(c.n_layer):
+        for g, s in (("attn_norm", "attn_norm"), ("attn_q", "wq"), ("attn_k", "wk"), ("attn_v", "wv"),
+                     ("attn_output", "wo"), ("attn_q_norm", "q_norm"), ("attn_k_norm", "k_norm"),
+                     ("ffn_norm", "ffn_norm"), ("ffn_gate", "ffn.gate"), ("ffn_up", "ffn.up"),
+                     ("ffn_down", "ffn.down")):
+            n[f"blk.{i}.{g}.weight"] = f"layers.{i}.{s}.weight"
+    return n
+
+
+def load_ckpt(path: Path):
+    ck = torch.load(path, map_location="cpu", weights_only=False)
+    if "draft_cfg" in ck:
+        m = Draft(DraftConfig(**{**ck["draft_cfg"], "target_layers": tuple(ck["draft_cfg"]["target_layers"])}))
+    else:
+        m = Target(TargetConfig(**ck["cfg"]))
+    m.load_state_dict(ck["model"])
+    return m.eval()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--tokenizer", type=Path, default=Path("training/work/tokenizer.json"))
+    ap.add_argument("--target-ckpt", type=Path)
+    ap.add_argument("--draft-ckpt", type=Path)
+    ap.add_argument("--target-out", type=Path, default=Path("resources/demo/demo-target.Q8_0.gguf"))
+    ap.add_argument("--draft-out", type=Path, default=Path("resources/demo/demo-dflash.F16.gguf"))
+    ap.add_argument("--target-type", default="q8_0", choices=["q8_0", "f16", "f32"])
+    ap.add_argument("--draft-type", default="f16", choices=["q8_0", "f16", "f32"])
+    a = ap.parse_args()
+    tokens, merges = load_vocab(a.tokenizer)
+    if a.target_ckpt:
+        a.target_out.parent.mkdir(parents=True, exist_ok=True)
+        export_target(load_ckpt(a.target_ckpt), tokens, merges, a.target_out, a.target_type)
+        print("wrote", a.target_out, a.target_out.stat().st_size)
+    if a.draft_ckpt:
+        a.draft_out.parent.mkdir(parents=True, exist_ok=True)
+        export_draft(load_ckpt(a.draft_ckpt), tokens, merges, a.draft_out, a.draft_type)
+        print("wrote", a.draft_out, a.draft_out.stat().st_size)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,129 @@
+"""Export fidelity: llama.cpp logits vs the PyTorch mirrors on the same inputs.
+
+Target: one llama.cpp decode of a whole sequence with every row output, vs `Target.forward`.
+Draft: the llama.cpp DFlash flow (driver doc §1): target decode of the prefix -> layer inputs ->
+inject into the draft KV -> block [anchor, mask x (B-1)] -> logits of every row, vs `Draft.forward`
+with the same features, at several anchors per sequence (features are injected incrementally, as
+the app does). The PyTorch side loads the weights back from the GGUF files (dequantized), so the
+comparison isolates the graphs; the script also reports the drift against the fp32 checkpoints.
+
+Pass criterion (exit 1 otherwise): max |Δlogit| <= --tol (default 0.05; the logits span ~±20).
+Argmax agreement is reported too.
+
+    python training/verify_fidelity.py --target resources/demo/demo-target.gguf \
+        --draft resources/demo/demo-dflash.gguf
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from data import MASK
+from export_gguf import draft_names, load_ckpt, load_gguf_weights, target_names
+from llama_run import Pair
+from model import Draft, DraftConfig, Target, TargetConfig
+
+
+def torch_from_gguf(kind: str, path: Path, ckpt: Path) -> torch.nn.Module:
+    ref = load_ckpt(ckpt)
+    if kind == "target":
+        m = Target(TargetConfig(**ref.c.to_dict()))
+        load_gguf_weights(m, path, target_names(m.c))
+    else:
+        c = ref.c.to_dict()
+        c["target_layers"] = tuple(c["target_layers"])
+        m = Draft(DraftConfig(**c))
+        load_gguf_weights(m, path, draft_names(m.c))
+    return m.eval()
+
+
+@torch.no_grad()
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--work", type=Path, default=Path("training/work"))
+    ap.add_argument("--target", type=Path, required=True)
+    ap.add_argument("--draft", type=Path, required=True)
+    ap.add_argument("--n-seq", type=int, default=6)
+    ap.add_argument("--tol", type=float, default=0.05)
+    ap.add_argument("--json", type=Path, help="write the figures here")
+    a = ap.parse_args()
+    torch.set_num_threads(2)
+
+    tgt = torch_from_gguf("target", a.target, a.work / "target.pt")
+    tgt_ck = load_ckpt(a.work / "target.pt")
+    dft = torch_from_gguf("draft", a.draft, a.work / "draft.pt")
+    dft_ck = load_ckpt(a.work / "draft.pt")
+    lids = list(dft.c.target_layers)
+    B = dft.c.block_size
+    embd = tgt.tok_embd.weight
+
+    z = np.load(a.work / "distill.npz")
+    rng = np.random.default_rng(123)
+    seqs = rng.choice(len(z["prompt_len"]), size=a.n_seq, replace=False)
+    pair = Pair(a.target, a.draft, n_ctx=1024, n_batch=512)
+    assert pair.lids == lids, (pair.lids, lids)
+    res = {"target_max_abs": 0.0, "target_vs_ckpt_max_abs": 0.0, "target_argmax_agree": [0, 0],
+           "layer_inp_max_abs": 0.0, "draft_max_abs": 0.0, "draft_vs_ckpt_max_abs": 0.0,
+           "draft_argmax_agree": [0, 0], "logit_scale": 0.0, "layer_inp_scale": 0.0}
+
+    for s in seqs:
+        o, n, p = int(z["offsets"][s]), int(z["offsets"][s + 1] - z["offsets"][s]), int(z["prompt_len"][s])
+        x = z["tokens"][o:o + n].astype(np.int64)
+        # ---- target: whole sequence, every row
+        pair.reset()
+        lc = pair.target_decode(x.tolist(), 0, out=True)
+        li = pair.layer_inputs()
+        lt, ft = tgt(torch.from_numpy(x)[None], 0, layer_inputs=lids)
+        lt = lt[0].numpy()
+        lck = tgt_ck(torch.from_numpy(x)[None])[0].numpy()
+        res["target_max_abs"] = max(res["target_max_abs"], float(np.abs(lc - lt).max()))
+        res["target_vs_ckpt_max_abs"] = max(res["target_vs_ckpt_max_abs"], float(np.abs(lc - lck).max()))
+        res["target_argmax_agree"][0] += int((lc.argmax(1) == lt.argmax(1)).sum())
+        res["target_argmax_agree"][1] += n
+        res["logit_scale"] = max(res["logit_scale"], float(np.abs(lt).max()))
+        for lid in lids:
+            res["layer_inp_scale"] = max(res["layer_inp_scale"], float(np.abs(ft[lid][0].numpy()).max()))
+            res["layer_inp_max_abs"] = max(res["layer_inp_max_abs"], float(np.abs(li[lid] - ft[lid][0].numpy()).max()))
+
+        # ---- draft: incremental flow at up to 3 anchors in the generated part
+        pair.reset()
+        anchors = sorted(set(rng.integers(p, n - 1, size=3).tolist()))
+        done = 0
+        feats_all = []
+        for P in anchors:
+            pair.target_decode(x[done:P].tolist(), done, out=False)
+            f = pair.features()
+            feats_all.append(f)
+            pair.inject(f, done)
+            done = P
+            ld = pair.draft_block(int(x[P]), P, B - 1)
+            F_ = torch.from_numpy(np.concatenate(feats_all))[None]
+            btok = torch.tensor([[int(x[P])] + [MASK] * (B - 1)])
+            bpos = torch.arange(P, P + B)[None]
+            mask = torch.ones(1, 1, B, P + B, dtype=torch.bool)
+            g = dft.encode(F_)
+            lp = dft(embd[btok], bpos, g, torch.arange(P), mask, embd)[0].numpy()
+            gk = dft_ck.encode(F_)
+            lk = dft_ck(tgt_ck.tok_embd.weight[btok], bpos, gk, torch.arange(P), mask, tgt_ck.tok_embd.weight)[0].numpy()
+            res["draft_max_abs"] = max(res["draft_max_abs"], float(np.abs(ld - lp).max()))
+            res["draft_vs_ckpt_max_abs"] = max(res["draft_vs_ckpt_max_abs"], float(np.abs(ld - lk).max()))
+            res["draft_argmax_agree"][0] += int((ld.argmax(1) == lp.argmax(1)).sum())
+            res["draft_argmax_agree"][1] += B
+    pair.close()
+    ok = res["target_max_abs"] <= a.tol and res["draft_max_abs"] <= a.tol
+    res["tol"] = a.tol
+    res["pass"] = ok
+    print(json.dumps(res, indent=1))
+    if a.json:
+        a.json.write_text(json.dumps(res, indent=1))
+    sys.exit(0 if ok else 1)
+
+
+if __name__ == "__main__":
+    main()
