@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from atomicchat.stats import DraftRates
+
 
 @dataclass(frozen=True)
 class EngineConfig:
@@ -38,7 +40,7 @@ class GenParams:
 
 
 @dataclass
-class GenStats:
+class GenStats(DraftRates):
     n_prompt: int = 0
     n_prompt_cached: int = 0
     n_generated: int = 0
@@ -51,20 +53,6 @@ class GenStats:
     generate_seconds: float = 0.0
     draft_seconds: float = 0.0
     verify_seconds: float = 0.0
-
-    @property
-    def acceptance(self) -> float:
-        """accepted / drafted, as llama.cpp's draft_n_accepted / draft_n."""
-        return self.n_accepted / self.n_drafted if self.n_drafted else 0.0
-
-    @property
-    def tau(self) -> float:
-        """Mean tokens emitted per draft step: accepted per step + the target's own token."""
-        return self.n_accepted / self.n_draft_steps + 1.0 if self.n_draft_steps else 1.0
-
-    @property
-    def tokens_per_second(self) -> float:
-        return self.n_generated / self.generate_seconds if self.generate_seconds > 0 else 0.0
 
     def to_dict(self) -> dict[str, float | int]:
         d: dict[str, float | int] = dict(self.__dict__)

@@ -1,10 +1,12 @@
-"""Plain records read from and written to the store. No Qt, no engine imports."""
+"""Plain records read from and written to the store. No Qt, no engine imports (only atomicchat.stats)."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
+
+from atomicchat.stats import DraftRates
 
 # Message.status values
 DONE = "done"
@@ -17,7 +19,7 @@ MAX_SAVED_STEPS = 4096  # per-step chart data kept per reply; older steps are dr
 
 
 @dataclass
-class ReplyStats:
+class ReplyStats(DraftRates):
     """What the live indicator showed for one reply, kept with it so the numbers stay after a restart."""
 
     n_prompt: int = 0
@@ -40,18 +42,6 @@ class ReplyStats:
     model_key: str = ""  # baseline key: which target on which device
     step_accepted: list[int] = field(default_factory=list)  # accepted draft tokens per step
     draft_spans: list[list[int]] = field(default_factory=list)  # [start, end) chars from accepted drafts
-
-    @property
-    def acceptance(self) -> float:
-        return self.n_accepted / self.n_drafted if self.n_drafted else 0.0
-
-    @property
-    def tau(self) -> float:
-        return self.n_accepted / self.n_draft_steps + 1.0 if self.n_draft_steps else 1.0
-
-    @property
-    def tokens_per_second(self) -> float:
-        return self.n_generated / self.generate_seconds if self.generate_seconds > 0 else 0.0
 
     def to_json(self) -> str:
         data = asdict(self)
