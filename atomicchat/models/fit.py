@@ -36,6 +36,7 @@ from atomicchat.models.hardware import Hardware
 MIB = 1024**2
 GIB = 1024**3
 OVERHEAD_BYTES = 768 * MIB
+DEFAULT_DRAFT_MAX = 15  # the engine's default: block_size - 1 for z-lab DFlash drafts
 VRAM_USABLE = 0.95
 KV_BYTES_PER_ELEMENT = 2  # f16 K and V
 
@@ -140,8 +141,12 @@ def estimate(
     draft_quant: str | None = None,
     use_draft: bool = True,
     hardware: Hardware | None = None,
+    draft_max: int = DEFAULT_DRAFT_MAX,
 ) -> FitEstimate:
-    """Estimate memory for `pair` at `quant` and `n_ctx` (clamped to the trained context)."""
+    """Estimate memory for `pair` at `quant` and `n_ctx` (clamped to the trained context).
+
+    With a draft, a recurrent/hybrid target keeps 1 + draft_max copies of its recurrent state
+    (llama.cpp's n_rs_seq rollback snapshots, one per draft token that may be rejected)."""
     if hardware is None:
         from atomicchat.models.hardware import probe
 
@@ -152,7 +157,9 @@ def estimate(
     wd = (draft_file.size or 0) if use_draft else 0
     kv_t = kv_cache_bytes(pair.target.facts, n_ctx)
     kv_d = kv_cache_bytes(pair.draft.facts, n_ctx) if use_draft else 0
-    state = pair.target.facts.recurrent_state_bytes + (pair.draft.facts.recurrent_state_bytes if use_draft else 0)
+    planes = 1 + max(0, draft_max) if use_draft else 1
+    state = pair.target.facts.recurrent_state_bytes * planes
+    state += pair.draft.facts.recurrent_state_bytes if use_draft else 0
     approx = not target_file.size_exact or target_file.size is None or (use_draft and not draft_file.size_exact)
     need = wt + wd + kv_t + kv_d + state + OVERHEAD_BYTES
     verdict, vram, ram, frac = _verdict(need, hardware)

@@ -36,7 +36,7 @@ def test_kv_formula_for_hybrid_qwen(qwen: catalog.ModelPair) -> None:
 def test_fits_in_vram_with_numbers(qwen: catalog.ModelPair) -> None:
     est = fit.estimate(qwen, "Q4_K_M", 32768, hardware=machine(32, vram_gib=24))
     assert est.verdict is Verdict.FITS_VRAM and est.label == "fits in VRAM"
-    assert est.total == 6_169_341_984 + 1_383_768_224 + 1 * GIB + est.kv_draft + 52_690_944 + fit.OVERHEAD_BYTES
+    assert est.total == 6_169_341_984 + 1_383_768_224 + 1 * GIB + est.kv_draft + 16 * 52_690_944 + fit.OVERHEAD_BYTES  # 1 + draft_max state planes
     assert f"needs {est.total / GIB:.1f} GiB" in est.message and "Test GPU has 24.0 GiB free" in est.message
     assert "KV 1.2 GiB at 32768 tokens" in est.breakdown()
 
@@ -64,6 +64,18 @@ def test_context_is_clamped_to_the_trained_length(qwen: catalog.ModelPair) -> No
 def test_without_draft(qwen: catalog.ModelPair) -> None:
     est = fit.estimate(qwen, "Q4_K_M", 4096, hardware=machine(64), use_draft=False)
     assert est.weights_draft == 0 and est.kv_draft == 0 and est.draft_quant is None
+
+
+def test_dflash_keeps_rollback_copies_of_the_recurrent_state(qwen: catalog.ModelPair) -> None:
+    """n_rs_seq = draft_max: a hybrid target keeps 1 + draft_max recurrent-state planes."""
+    one = qwen.target.facts.recurrent_state_bytes
+    assert one > 0
+    alone = fit.estimate(qwen, "Q4_K_M", 4096, hardware=machine(64), use_draft=False)
+    paired = fit.estimate(qwen, "Q4_K_M", 4096, hardware=machine(64))
+    short = fit.estimate(qwen, "Q4_K_M", 4096, hardware=machine(64), draft_max=3)
+    assert alone.recurrent_state == one
+    assert paired.recurrent_state - qwen.draft.facts.recurrent_state_bytes == 16 * one
+    assert short.recurrent_state - qwen.draft.facts.recurrent_state_bytes == 4 * one
 
 
 def test_facts_from_a_gguf_header(tmp_path: Path) -> None:
