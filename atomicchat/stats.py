@@ -1,6 +1,9 @@
-"""The speed/acceptance formulas, in one place for the engine's live stats and the saved ones."""
+"""The decode counters and the speed/acceptance formulas, shared by the engine's live stats
+(atomicchat.engine.types.GenStats) and the ones saved with each reply (atomicchat.store.records)."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass, fields
 
 
 class DraftRates:
@@ -25,3 +28,23 @@ class DraftRates:
     @property
     def tokens_per_second(self) -> float:
         return self.n_generated / self.generate_seconds if self.generate_seconds > 0 else 0.0
+
+
+@dataclass
+class DecodeCounters(DraftRates):
+    """What one generation counted and timed."""
+
+    n_prompt: int = 0
+    n_prompt_cached: int = 0
+    n_generated: int = 0
+    n_drafted: int = 0
+    n_accepted: int = 0
+    n_steps: int = 0
+    n_draft_steps: int = 0
+    prefill_seconds: float = 0.0
+    generate_seconds: float = 0.0
+    draft_seconds: float = 0.0
+    verify_seconds: float = 0.0
+
+
+COUNTER_NAMES: tuple[str, ...] = tuple(f.name for f in fields(DecodeCounters))

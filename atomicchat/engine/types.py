@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from atomicchat.stats import DraftRates
+from atomicchat.stats import DecodeCounters
 
 
 @dataclass(frozen=True)
@@ -40,19 +40,8 @@ class GenParams:
 
 
 @dataclass
-class GenStats(DraftRates):
-    n_prompt: int = 0
-    n_prompt_cached: int = 0
-    n_generated: int = 0
-    n_drafted: int = 0
-    n_accepted: int = 0
-    n_steps: int = 0
-    n_draft_steps: int = 0
+class GenStats(DecodeCounters):
     n_fallbacks: int = 0  # hybrid targets: checkpoint restores + re-decodes
-    prefill_seconds: float = 0.0
-    generate_seconds: float = 0.0
-    draft_seconds: float = 0.0
-    verify_seconds: float = 0.0
 
     def to_dict(self) -> dict[str, float | int]:
         d: dict[str, float | int] = dict(self.__dict__)

@@ -6,7 +6,7 @@ import json
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
-from atomicchat.stats import DraftRates
+from atomicchat.stats import DecodeCounters
 
 # Message.status values
 DONE = "done"
@@ -19,20 +19,9 @@ MAX_SAVED_STEPS = 4096  # per-step chart data kept per reply; older steps are dr
 
 
 @dataclass
-class ReplyStats(DraftRates):
+class ReplyStats(DecodeCounters):
     """What the live indicator showed for one reply, kept with it so the numbers stay after a restart."""
 
-    n_prompt: int = 0
-    n_prompt_cached: int = 0
-    n_generated: int = 0
-    n_drafted: int = 0
-    n_accepted: int = 0
-    n_steps: int = 0
-    n_draft_steps: int = 0
-    prefill_seconds: float = 0.0
-    generate_seconds: float = 0.0
-    draft_seconds: float = 0.0
-    verify_seconds: float = 0.0
     used_draft: bool = False
     finish_reason: str = ""
     error: str = ""  # the engine's message when the reply failed

@@ -21,6 +21,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
 
 from atomicchat.engine.errors import DraftMismatchError, EngineError, MissingSymbolError, UnsupportedDraftError
+from atomicchat.stats import COUNTER_NAMES
 from atomicchat.store.records import ReplyStats
 from atomicchat.ui.worker_types import (
     BaselineResult,
@@ -49,19 +50,7 @@ def _default_factory(config: Any, progress: Callable[[str, float], None]) -> Any
 
 def stats_from_engine(gs: Any) -> ReplyStats:
     """A snapshot of the engine's running GenStats (which it keeps mutating)."""
-    return ReplyStats(
-        n_prompt=int(gs.n_prompt),
-        n_prompt_cached=int(gs.n_prompt_cached),
-        n_generated=int(gs.n_generated),
-        n_drafted=int(gs.n_drafted),
-        n_accepted=int(gs.n_accepted),
-        n_steps=int(gs.n_steps),
-        n_draft_steps=int(gs.n_draft_steps),
-        prefill_seconds=float(gs.prefill_seconds),
-        generate_seconds=float(gs.generate_seconds),
-        draft_seconds=float(gs.draft_seconds),
-        verify_seconds=float(gs.verify_seconds),
-    )
+    return ReplyStats(**{name: getattr(gs, name) for name in COUNTER_NAMES})
 
 
 def _user_message(exc: BaseException) -> str:
