@@ -282,9 +282,9 @@ class MainWindow(QMainWindow):
         self.load_bar.setVisible(False)
         info = ready.info
         pair = (
-            f"{info.target_name} + DFlash draft {info.draft_name}"
+            f"Model: {info.target_name}  ·  DFlash draft: {info.draft_name}"
             if info.draft_name
-            else f"{info.target_name} (no draft)"
+            else f"Model: {info.target_name}  ·  no draft"
         )
         self.model_label.setText(pair)
         self.device_label.setText(f"Device: {info.device}")
