@@ -53,6 +53,14 @@ def _put(w: gguf.GGUFWriter, name: str, t: torch.Tensor, qtype: str) -> None:
         raise ValueError(qtype)
 
 
+def _put_all(w: gguf.GGUFWriter, model: torch.nn.Module, names: dict[str, str], qtype: str) -> None:
+    """Write every tensor of `names` (gguf name -> state key, in file order): the same map that
+    load_gguf_weights reads back with for the fidelity check."""
+    sd = model.state_dict()
+    for gguf_name, key in names.items():
+        _put(w, gguf_name, sd[key], qtype)
+
+
 def export_target(model: Target, tokens: list[str], merges: list[str], path: Path, qtype: str = "q8_0",
                   name: str = "AtomicChat demo target") -> None:
     c = model.c
@@ -71,18 +79,7 @@ def export_target(model: Target, tokens: list[str], merges: list[str], path: Pat
     w.add_file_type(gguf.LlamaFileType.MOSTLY_Q8_0 if qtype == "q8_0" else
                     gguf.LlamaFileType.MOSTLY_F16 if qtype == "f16" else gguf.LlamaFileType.ALL_F32)
     _tokenizer(w, tokens, merges, mask=False)
-    _put(w, "token_embd.weight", model.tok_embd.weight, qtype)   # tied: no output.weight
-    _put(w, "output_norm.weight", model.output_norm.weight, qtype)
-    for i, b in enumerate(model.layers):
-        _put(w, f"blk.{i}.attn_norm.weight", b.attn_norm.weight, qtype)
-        _put(w, f"blk.{i}.attn_q.weight", b.wq.weight, qtype)
-        _put(w, f"blk.{i}.attn_k.weight", b.wk.weight, qtype)
-        _put(w, f"blk.{i}.attn_v.weight", b.wv.weight, qtype)
-        _put(w, f"blk.{i}.attn_output.weight", b.wo.weight, qtype)
-        _put(w, f"blk.{i}.ffn_norm.weight", b.ffn_norm.weight, qtype)
-        _put(w, f"blk.{i}.ffn_gate.weight", b.ffn.gate.weight, qtype)
-        _put(w, f"blk.{i}.ffn_up.weight", b.ffn.up.weight, qtype)
-        _put(w, f"blk.{i}.ffn_down.weight", b.ffn.down.weight, qtype)
+    _put_all(w, model, target_names(c), qtype)  # tied head: no output.weight
     _write(w)
 
 
@@ -109,21 +106,7 @@ def export_draft(model: Draft, tokens: list[str], merges: list[str], path: Path,
     w.add_file_type(gguf.LlamaFileType.MOSTLY_F16 if qtype == "f16" else
                     gguf.LlamaFileType.MOSTLY_Q8_0 if qtype == "q8_0" else gguf.LlamaFileType.ALL_F32)
     _tokenizer(w, tokens, merges, mask=True)
-    _put(w, "fc.weight", model.fc.weight, qtype)
-    _put(w, "enc.output_norm.weight", model.enc_norm.weight, qtype)
-    _put(w, "output_norm.weight", model.output_norm.weight, qtype)
-    for i, b in enumerate(model.layers):
-        _put(w, f"blk.{i}.attn_norm.weight", b.attn_norm.weight, qtype)
-        _put(w, f"blk.{i}.attn_q.weight", b.wq.weight, qtype)
-        _put(w, f"blk.{i}.attn_k.weight", b.wk.weight, qtype)
-        _put(w, f"blk.{i}.attn_v.weight", b.wv.weight, qtype)
-        _put(w, f"blk.{i}.attn_output.weight", b.wo.weight, qtype)
-        _put(w, f"blk.{i}.attn_q_norm.weight", b.q_norm.weight, qtype)
-        _put(w, f"blk.{i}.attn_k_norm.weight", b.k_norm.weight, qtype)
-        _put(w, f"blk.{i}.ffn_norm.weight", b.ffn_norm.weight, qtype)
-        _put(w, f"blk.{i}.ffn_gate.weight", b.ffn.gate.weight, qtype)
-        _put(w, f"blk.{i}.ffn_up.weight", b.ffn.up.weight, qtype)
-        _put(w, f"blk.{i}.ffn_down.weight", b.ffn.down.weight, qtype)
+    _put_all(w, model, draft_names(c), qtype)
     _write(w)
 
 
@@ -183,9 +166,9 @@ def main() -> None:
     ap.add_argument("--tokenizer", type=Path, default=Path("training/work/tokenizer.json"))
     ap.add_argument("--target-ckpt", type=Path)
     ap.add_argument("--draft-ckpt", type=Path)
-    ap.add_argument("--target-out", type=Path, default=Path("resources/demo/demo-target.Q8_0.gguf"))
+    ap.add_argument("--target-out", type=Path, default=Path("resources/demo/demo-target.F32.gguf"))
     ap.add_argument("--draft-out", type=Path, default=Path("resources/demo/demo-dflash.F16.gguf"))
-    ap.add_argument("--target-type", default="q8_0", choices=["q8_0", "f16", "f32"])
+    ap.add_argument("--target-type", default="f32", choices=["q8_0", "f16", "f32"])
     ap.add_argument("--draft-type", default="f16", choices=["q8_0", "f16", "f32"])
     a = ap.parse_args()
     tokens, merges = load_vocab(a.tokenizer)
