@@ -324,9 +324,6 @@ class Context:
     def seq_rm(self, p0: int, p1: int = -1) -> bool:
         return bool(self._seq_rm(self.mem, 0, p0, p1))
 
-    def pos_max(self) -> int:
-        return int(C().llama_memory_seq_pos_max(self.mem, 0))
-
     def clear_memory(self) -> None:
         C().llama_memory_clear(self.mem, True)
 
