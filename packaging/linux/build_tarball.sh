@@ -56,7 +56,7 @@ for png in "$root"/resources/icons/atomicchat-*.png; do
 done
 mkdir -p "$top/icons/hicolor/scalable/apps"
 install -m 644 "$root/resources/icons/atomicchat.svg" "$top/icons/hicolor/scalable/apps/atomicchat.svg"
-glibc="$(ldd --version 2>/dev/null | head -n 1 | sed 's/.* //')"
+glibc="$(ldd --version 2>/dev/null | sed -n '1s/.* //p')"  # sed reads to the end: no SIGPIPE under pipefail
 cat > "$top/README.txt" <<TXT
 Atomic Chat $version for Linux ($(uname -m), $variant build)
 
