@@ -9,11 +9,16 @@ def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     from atomicchat import cli
 
-    if args and (args[0] in cli.COMMANDS or args[0] in ("-h", "--help", "--version", "--self-test")):
-        return cli.main(args)
+    if args and (args[0] in cli.COMMANDS or args[0] in ("--help-commands", "--version", "--self-test")):
+        return cli.main(["--help"] if args[0] == "--help-commands" else args)
+    try:
+        ns = cli.parse_gui_args(args)  # before Qt: a typo is one line, not a window or an abort
+    except cli.CliError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.code
     from atomicchat.ui.app import run_app
 
-    return run_app(args)
+    return run_app(ns)
 
 
 if __name__ == "__main__":

@@ -35,6 +35,29 @@ class _Parser(argparse.ArgumentParser):
         raise CliError(f"{self.prog}: {message}")
 
 
+def gui_parser() -> argparse.ArgumentParser:
+    """The desktop app's own flags (`atomicchat [--model M] ...`), parsed before Qt starts, so a typo
+    gets one line and exit 2 instead of a window (or, without a display, Qt's abort)."""
+    p = _Parser(prog="atomicchat", description="Atomic Chat desktop app; `atomicchat --help-commands` lists the "
+                "headless commands.")
+    p.add_argument("--model", help="target GGUF to load instead of the saved choice")
+    p.add_argument("--draft", help="DFlash draft GGUF to pair with --model")
+    p.add_argument("--verbose", action="store_true", help="log to stderr")
+    p.add_argument("--quit-after", type=float, default=0.0, help=argparse.SUPPRESS)  # smoke tests: seconds
+    return p
+
+
+def parse_gui_args(argv: list[str]) -> argparse.Namespace:
+    """Raises CliError for an unknown command or flag (with a suggestion for near misses)."""
+    if argv and not argv[0].startswith("-"):
+        import difflib
+
+        close = difflib.get_close_matches(argv[0], list(COMMANDS), n=1)
+        hint = f" (did you mean '{close[0]}'?)" if close else ""
+        raise CliError(f"atomicchat: unknown command '{argv[0]}'{hint}; commands: {', '.join(COMMANDS)}")
+    return gui_parser().parse_args(argv)
+
+
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser = _Parser(prog="atomicchat", description="Atomic Chat headless commands.")
     parser.add_argument("--version", action="version", version=f"atomicchat {__version__}")

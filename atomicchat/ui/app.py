@@ -15,16 +15,6 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 from atomicchat import APP_ID, APP_NAME, __version__
 
 
-def _parse(args: list[str]) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="atomicchat", description=f"{APP_NAME} desktop app")
-    p.add_argument("--model", help="target GGUF to load instead of the saved choice")
-    p.add_argument("--draft", help="DFlash draft GGUF to pair with --model")
-    p.add_argument("--verbose", action="store_true", help="log to stderr")
-    p.add_argument("--quit-after", type=float, default=0.0, help=argparse.SUPPRESS)  # smoke tests: seconds
-    ns, _qt_args = p.parse_known_args(args)
-    return ns
-
-
 def _set_icon(app: QApplication) -> None:
     from PySide6.QtGui import QIcon
 
@@ -39,8 +29,10 @@ def _set_icon(app: QApplication) -> None:
         app.setWindowIcon(icon)
 
 
-def run_app(args: list[str] | None = None) -> int:
-    ns = _parse(list(args or []))
+def run_app(args: list[str] | argparse.Namespace | None = None) -> int:
+    from atomicchat.cli import parse_gui_args
+
+    ns = args if isinstance(args, argparse.Namespace) else parse_gui_args(list(args or []))
     logging.basicConfig(
         level=logging.INFO if ns.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
     )
