@@ -16,6 +16,12 @@ def main(argv: list[str] | None = None) -> int:
     except cli.CliError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return exc.code
+    from atomicchat.platform_check import preflight
+
+    problem = preflight()  # Qt would abort (exit 134) naming only the first missing library
+    if problem:
+        print(problem, file=sys.stderr)
+        return 1
     from atomicchat.ui.app import run_app
 
     return run_app(ns)

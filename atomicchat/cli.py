@@ -44,6 +44,8 @@ def gui_parser() -> argparse.ArgumentParser:
     p.add_argument("--draft", help="DFlash draft GGUF to pair with --model")
     p.add_argument("--verbose", action="store_true", help="log to stderr")
     p.add_argument("--quit-after", type=float, default=0.0, help=argparse.SUPPRESS)  # smoke tests: seconds
+    # tests and scripts/screenshots.py: save the screen's picture of the window once the model is ready, then quit
+    p.add_argument("--screenshot", help=argparse.SUPPRESS)
     return p
 
 

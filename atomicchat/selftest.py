@@ -16,6 +16,7 @@ import argparse
 import json
 import os
 import platform
+import subprocess
 import sys
 import tempfile
 import time
@@ -286,6 +287,39 @@ def _check_engine(report: Report, args: argparse.Namespace, workdir: Path) -> No
     _timed(report, "lossless", lossless, args.verbose)
 
 
+def _check_display(report: Report, args: argparse.Namespace) -> None:
+    """The platform a user's window really uses: with an X display, the xcb plugin's libraries (ldd)
+    and a real connection to the display, in a child process so a Qt abort cannot end the self-test."""
+    from atomicchat import platform_check
+
+    env = dict(os.environ)
+
+    def display(check: Check) -> None:
+        if sys.platform != "linux":
+            check.status, check.detail = SKIP, "only Linux uses the xcb platform"
+            return
+        libs = platform_check.check_xcb()
+        if not platform_check.wants_xcb(env):
+            check.status = SKIP
+            check.detail = "no X display here; xcb libraries: " + ("all present" if libs.ok else
+                                                                  "missing " + ", ".join(libs.missing))
+            return
+        if not libs.ok:
+            raise RuntimeError(libs.message())
+        if getattr(sys, "frozen", False):
+            check.detail = f"xcb libraries present for display {env.get('DISPLAY')}"
+            return
+        code = "from PySide6.QtGui import QGuiApplication; a = QGuiApplication(['t']); print(a.platformName())"
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30,
+                           env={**env, "QT_QPA_PLATFORM": "xcb"})
+        if r.returncode != 0 or r.stdout.strip() != "xcb":
+            raise RuntimeError(f"Qt could not open display {env.get('DISPLAY')} with xcb (exit {r.returncode}): "
+                               + (r.stderr.strip().splitlines() or ["no message"])[-1])
+        check.detail = f"Qt opened display {env.get('DISPLAY')} with the xcb platform"
+
+    _timed(report, "display", display, args.verbose)
+
+
 def _check_qt(report: Report, args: argparse.Namespace) -> None:
     def qt(check: Check) -> None:
         os.environ["QT_QPA_PLATFORM"] = "offscreen"  # headless on purpose: this check needs no display
@@ -415,6 +449,7 @@ def run(args: argparse.Namespace) -> int:
     if args.no_qt:
         _timed(report, "imports", lambda check: _check_imports(check, with_ui=False), args.verbose)
     else:
+        _check_display(report, args)
         _check_qt(report, args)
     if args.json:
         print(json.dumps(report.to_dict()))

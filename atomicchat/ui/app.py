@@ -29,6 +29,28 @@ def _set_icon(app: QApplication) -> None:
         app.setWindowIcon(icon)
 
 
+def _screenshot_when_ready(window, host, path: str, timeout_s: float) -> None:  # noqa: ANN001
+    """Grab the window from the screen (the X server's pixels under xcb) after the model is ready
+    or `timeout_s` passed, save it as PNG and close: for the xcb start-up test and screenshots."""
+    from PySide6.QtCore import QTimer
+
+    done = []
+
+    def shoot() -> None:
+        if done:
+            return
+        done.append(True)
+        screen = window.screen() or QApplication.primaryScreen()
+        pixmap = screen.grabWindow(window.winId()) if screen is not None else window.grab()
+        if pixmap.isNull():
+            pixmap = window.grab()
+        pixmap.save(path, "PNG")
+        window.close()
+
+    host.ready.connect(lambda _r: QTimer.singleShot(800, shoot))
+    QTimer.singleShot(int(timeout_s * 1000), shoot)
+
+
 def run_app(args: list[str] | argparse.Namespace | None = None) -> int:
     from atomicchat.cli import parse_gui_args
 
@@ -64,7 +86,9 @@ def run_app(args: list[str] | argparse.Namespace | None = None) -> int:
 
         window.load_model(ModelChoice(Path(ns.model), Path(ns.draft) if ns.draft else None, "chosen"))
     window.show()
-    if ns.quit_after > 0:
+    if ns.screenshot:
+        _screenshot_when_ready(window, host, ns.screenshot, ns.quit_after or 120.0)
+    elif ns.quit_after > 0:
         from PySide6.QtCore import QTimer
 
         QTimer.singleShot(int(ns.quit_after * 1000), window.close)
