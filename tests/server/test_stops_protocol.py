@@ -112,3 +112,31 @@ def test_usage_timings_finish() -> None:
     assert (t["prompt_n"], t["cache_n"], t["predicted_n"], t["draft_n"], t["draft_n_accepted"]) == (6, 4, 20, 30, 12)
     assert t["predicted_per_second"] == 10.0 and t["prompt_per_second"] == 12.0
     assert [finish_reason(r) for r in ("eos", "stop", "length", "context")] == ["stop", "stop", "length", "length"]
+
+
+def test_server_thread_serves_and_stops_and_reports_busy_port() -> None:
+    import json
+    import threading
+    import urllib.request
+
+    from atomicchat.server.app import ServerConfig, create_app
+    from atomicchat.server.thread import ServerThread
+
+    class Idle:  # a backend with no engine: /health and /v1/models need none
+        n_ctx, busy, queued, counts = 512, False, 0, {"completed": 0, "cancelled": 0, "failed": 0}
+
+        def submit(self, job) -> None:  # noqa: ANN001
+            raise AssertionError("no job expected")
+
+    app = create_app(Idle(), ServerConfig(model_id="m"))
+    first = ServerThread(app, "127.0.0.1", 0)
+    where = first.start()
+    try:
+        with urllib.request.urlopen(where.url + "/models", timeout=10) as r:
+            assert json.load(r)["data"][0]["id"] == "m"
+        second = ServerThread(app, "127.0.0.1", where.port)
+        with pytest.raises(OSError, match="could not listen"):
+            second.start(timeout=5)
+    finally:
+        first.stop()
+    assert not [t for t in threading.enumerate() if t.name == "atomicchat-api"]
