@@ -30,6 +30,34 @@ def physical_cores() -> int:
     return max(1, n or os.cpu_count() or 1)
 
 
+def cpu_has_amx(cpuinfo: str | None = None) -> bool:
+    """True on x86 CPUs with Intel AMX (Sapphire Rapids and later), read from /proc/cpuinfo."""
+    if cpuinfo is None:
+        try:
+            with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
+                cpuinfo = f.read(200_000)
+        except OSError:
+            return False
+    for line in cpuinfo.splitlines():
+        if line.startswith("flags"):
+            flags = set(line.partition(":")[2].split())
+            return bool(flags & {"amx_int8", "amx_tile"})
+    return False
+
+
+def use_extra_buffers() -> bool:
+    """Whether llama.cpp may repack weights into its extra CPU buffer types.
+
+    On AMX CPUs the vendored llama.cpp routes Q4_K/Q4_1 matmuls through its AMX buffer type, and
+    `ggml_backend_amx_mul_mat` segfaults on the first decode (seen here with Gemma-3 270M Q4_K_M and
+    SmolLM2-135M Q4_1; llama-cpp-python's own `Llama` crashes the same way). Without the extra buffer
+    types the same files decode correctly. ATOMICCHAT_EXTRA_BUFTS=1/0 forces the choice."""
+    forced = os.environ.get("ATOMICCHAT_EXTRA_BUFTS")
+    if forced in ("0", "1"):
+        return forced == "1"
+    return not cpu_has_amx()
+
+
 def _reason() -> str:
     lines = recent_log(3, errors_only=True)
     return f" llama.cpp said: {' | '.join(lines)}" if lines else ""
@@ -43,6 +71,7 @@ class Model:
         self.path = path
         params = c.llama_model_default_params()
         params.n_gpu_layers = n_gpu_layers if n_gpu_layers >= 0 else 999
+        params.use_extra_bufts = use_extra_buffers()
         self._progress_cb = None
         if progress is not None:
 

@@ -38,6 +38,9 @@ POLL_S = 0.25  # how often a waiting non-streaming request checks that its clien
 
 
 class Backend(Protocol):
+    """What the routes need: the model's id and context, queue state, and a FIFO `submit`."""
+
+    model_id: str
     n_ctx: int
     busy: bool
     queued: int
@@ -48,7 +51,6 @@ class Backend(Protocol):
 
 @dataclass(frozen=True)
 class ServerConfig:
-    model_id: str
     api_key: str | None = None
     defaults: GenParams = GenParams(max_tokens=1024)
 
@@ -115,11 +117,11 @@ def create_app(backend: Backend, config: ServerConfig) -> Starlette:
             check_key(request)
         except ApiError as exc:
             return _error(exc)
-        return JSONResponse({"object": "list", "data": [
-            {"id": config.model_id, "object": "model", "created": 0, "owned_by": "atomicchat"}]})
+        data = [{"id": backend.model_id, "object": "model", "created": 0, "owned_by": "atomicchat"}]
+        return JSONResponse({"object": "list", "data": data if backend.model_id else []})
 
     async def health(request: Request) -> Response:
-        return JSONResponse({"status": "ok", "model": config.model_id, "busy": backend.busy,
+        return JSONResponse({"status": "ok", "model": backend.model_id, "busy": backend.busy,
                              "queued": backend.queued, "requests": dict(backend.counts),
                              "version": __version__})
 
@@ -127,7 +129,10 @@ def create_app(backend: Backend, config: ServerConfig) -> Starlette:
         try:
             check_key(request)
             body = await read_json(request)
-            req = parse_request(body, chat=chat, model_id=config.model_id, defaults=config.defaults,
+            if not backend.model_id:
+                raise ApiError(503, "No model is loaded in Atomic Chat yet; pick one in the app, then try again.",
+                               type_="server_error", code="model_not_loaded")
+            req = parse_request(body, chat=chat, model_id=backend.model_id, defaults=config.defaults,
                                 n_ctx=backend.n_ctx)
         except ApiError as exc:
             return _error(exc)
@@ -142,7 +147,7 @@ def create_app(backend: Backend, config: ServerConfig) -> Starlette:
             return _error(first.error)
         assert isinstance(first, Started)
         rid = ("chatcmpl-" if chat else "cmpl-") + uuid.uuid4().hex[:24]
-        shape = _Shape(rid, config.model_id, chat, int(time.time()))
+        shape = _Shape(rid, backend.model_id, chat, int(time.time()))
         if req.stream:
             return StreamingResponse(_sse_events(stream, req, shape, first.n_prompt), media_type="text/event-stream",
                                      headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})

@@ -12,6 +12,7 @@ import queue
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from atomicchat.engine.errors import ContextFullError, EngineError
@@ -52,6 +53,11 @@ class Job:
     request: ApiRequest
     emit: Callable[[Event], None]  # called on the engine thread; must be thread-safe and quick
     cancel: threading.Event = field(default_factory=threading.Event)
+
+
+def model_id_for(target: Path) -> str:
+    """The id clients send as `model`: the target file's name without `.gguf`."""
+    return target.name.removesuffix(".gguf")
 
 
 def prompt_tokens(engine: Any, req: ApiRequest) -> list[int]:
@@ -97,8 +103,9 @@ def run_job(engine: Any, job: Job) -> str | None:
 class EngineBackend:
     """Owns an engine on a dedicated thread; `submit` queues a job (FIFO) from any thread."""
 
-    def __init__(self, engine: Any) -> None:
+    def __init__(self, engine: Any, model_id: str) -> None:
         self.engine = engine
+        self.model_id = model_id
         self._jobs: queue.Queue[Job | None] = queue.Queue()
         self._busy = threading.Event()
         self._current: Job | None = None

@@ -62,13 +62,13 @@ def run(args: argparse.Namespace) -> int:
 
     from atomicchat.engine import Engine, EngineConfig
     from atomicchat.server.app import ServerConfig, create_app
-    from atomicchat.server.backend import EngineBackend
+    from atomicchat.server.backend import EngineBackend, model_id_for
 
     engine = Engine(EngineConfig(target_path=target, draft_path=draft, n_ctx=args.ctx, n_gpu_layers=args.gpu_layers,
                                  n_threads=args.threads, draft_max=args.draft_max))
-    backend = EngineBackend(engine)
-    model_id = args.model_id or target.name.removesuffix(".gguf")
-    app = create_app(backend, ServerConfig(model_id=model_id, api_key=args.api_key))
+    model_id = args.model_id or model_id_for(target)
+    backend = EngineBackend(engine, model_id)
+    app = create_app(backend, ServerConfig(api_key=args.api_key))
     server = uvicorn.Server(uvicorn.Config(app, host=args.host, port=args.port, log_level="warning",
                                            access_log=False, lifespan="off", timeout_graceful_shutdown=3))
     started = server.startup

@@ -123,12 +123,13 @@ def test_server_thread_serves_and_stops_and_reports_busy_port() -> None:
     from atomicchat.server.thread import ServerThread
 
     class Idle:  # a backend with no engine: /health and /v1/models need none
-        n_ctx, busy, queued, counts = 512, False, 0, {"completed": 0, "cancelled": 0, "failed": 0}
+        model_id, n_ctx, busy, queued = "m", 512, False, 0
+        counts = {"completed": 0, "cancelled": 0, "failed": 0}
 
         def submit(self, job) -> None:  # noqa: ANN001
             raise AssertionError("no job expected")
 
-    app = create_app(Idle(), ServerConfig(model_id="m"))
+    app = create_app(Idle(), ServerConfig())
     first = ServerThread(app, "127.0.0.1", 0)
     where = first.start()
     try:
