@@ -19,6 +19,7 @@ COMMANDS: dict[str, str] = {
     "models": "atomicchat.models.cli:register",
     "bench": "atomicchat.bench:register",
     "self-test": "atomicchat.selftest:register",
+    "serve": "atomicchat.server.cli:register",
 }
 
 

@@ -31,6 +31,10 @@ class AppSettings:
     colour_draft_tokens: bool = False
     target_path: str = ""  # the chosen model; "" means pick automatically
     draft_path: str = ""
+    api_enabled: bool = False  # the local OpenAI-compatible server (Settings > Local server)
+    api_host: str = "127.0.0.1"  # this computer only unless the user chooses otherwise
+    api_port: int = 8080
+    api_key: str = ""
 
     def clamped(self) -> AppSettings:
         """A copy with every number inside the range the engine accepts."""
@@ -49,6 +53,10 @@ class AppSettings:
             colour_draft_tokens=bool(self.colour_draft_tokens),
             target_path=self.target_path,
             draft_path=self.draft_path,
+            api_enabled=bool(self.api_enabled),
+            api_host=self.api_host if self.api_host in ("127.0.0.1", "0.0.0.0", "::1", "::") else "127.0.0.1",
+            api_port=min(max(int(self.api_port), 1024), 65535),
+            api_key=self.api_key,
         )
 
 

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QLabel, QMainWindow, QProgressBar, QSplitter, QVBo
 from atomicchat import APP_NAME
 from atomicchat.store import Store
 from atomicchat.store.settings import AppSettings
+from atomicchat.ui.api_server import ApiServerController
 from atomicchat.ui.chat_session import ChatSession
 from atomicchat.ui.chat_view import ChatView
 from atomicchat.ui.composer import Composer
@@ -87,6 +88,13 @@ class MainWindow(QMainWindow):
         self.statusBar().addWidget(self.model_label, 1)
         self.statusBar().addWidget(self.load_bar)
         self.statusBar().addPermanentWidget(self.device_label)
+        self.api = ApiServerController(host, self)
+        self.api_label = QLabel()
+        self.api_label.setObjectName("modelStatus")
+        self.api_label.setVisible(False)
+        self.statusBar().addPermanentWidget(self.api_label)
+        self.api.status_changed.connect(lambda t: (self.api_label.setText(t), self.api_label.setVisible(bool(t))))
+        self.api.failed.connect(lambda t: self.show_notice("error", t))
 
         self.session = ChatSession(store, host, self.view, lambda: self.settings)
         self._make_actions()
@@ -105,10 +113,12 @@ class MainWindow(QMainWindow):
         self.session.current_changed.connect(self._on_current_changed)
         self.session.measuring_changed.connect(self._on_measuring)
         host.ready.connect(self._on_ready)
+        host.ready.connect(self.api.model_ready)
         host.loading.connect(self._on_loading)
         host.failed.connect(self._on_failed)
 
         self.refresh_sidebar()
+        self.api.apply(self.settings)
         self.composer.set_ready(False, "Loading the model…")
         self.composer.focus()
         if auto_load:
@@ -351,6 +361,7 @@ class MainWindow(QMainWindow):
         new = new.clamped()
         old, self.settings = self.settings, new
         self.store.settings.save(new)
+        self.api.apply(new)
         if new.colour_draft_tokens != old.colour_draft_tokens:
             self.colour_action.setChecked(new.colour_draft_tokens)
             self.session.set_colour_drafts(new.colour_draft_tokens)
@@ -371,6 +382,7 @@ class MainWindow(QMainWindow):
             return
         self._closing = True
         self.session.stop()
+        self.api.stop()
         if self._manager is not None:
             self._manager.shutdown()
         self.host.close()

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from atomicchat.store.settings import DEFAULT_SYSTEM_PROMPT, AppSettings
+from atomicchat.ui.server_settings import ServerSettingsGroup
 
 THINKING_REASON = "DFlash drafts are trained for non-thinking output; thinking drops acceptance."
 
@@ -112,6 +113,8 @@ class SettingsDialog(QDialog):
         self.draft_max.setToolTip("Tokens drafted per step; automatic = the draft's block size - 1")
         form.addRow("Draft length", self.draft_max)
         col.addWidget(engine)
+        self.server = ServerSettingsGroup(settings)
+        col.addWidget(self.server)
         self.use_draft.toggled.connect(self._sync)
         self.thinking.toggled.connect(self._sync)
         self._sync()
@@ -131,7 +134,7 @@ class SettingsDialog(QDialog):
 
     def result_settings(self) -> AppSettings:
         return replace(
-            self._base,
+            self.server.apply_to(self._base),
             system_prompt=self.system_prompt.toPlainText().strip(),
             temperature=round(self.temperature.value(), 3),
             top_k=self.top_k.value(),

@@ -231,6 +231,19 @@ class EngineWorker(QObject):
         finally:
             self._forget(req_id)
 
+    @Slot(object)
+    def serve(self, job: Any) -> None:
+        """A local-API job (atomicchat.server.backend.Job), in turn with chat replies on this thread."""
+        from atomicchat.server.backend import Failed, run_job
+        from atomicchat.server.protocol import ApiError
+
+        if job.cancel.is_set():
+            job.emit(Failed(ApiError(499, "The client closed the request.", code="cancelled")))
+        elif self._engine is None:
+            job.emit(Failed(ApiError(503, "No model is loaded in Atomic Chat yet.", "server_error", "model_not_loaded")))
+        else:
+            run_job(self._engine, job)
+
     @Slot()
     def shutdown(self) -> None:
         self._close_engine()
@@ -260,6 +273,7 @@ class EngineHost(QObject):
     _load = Signal(object)
     _generate = Signal(object)
     _baseline = Signal(int, int)
+    _serve = Signal(object)
     _shutdown = Signal()
 
     def __init__(self, engine_factory: EngineFactory | None = None, parent: QObject | None = None) -> None:
@@ -274,6 +288,7 @@ class EngineHost(QObject):
         self._load.connect(self.worker.load, q)
         self._generate.connect(self.worker.generate, q)
         self._baseline.connect(self.worker.measure_baseline, q)
+        self._serve.connect(self.worker.serve, q)
         self._shutdown.connect(self.worker.shutdown, q)
         self.worker.ready.connect(self._on_ready, q)
         self.worker.loading.connect(self._on_loading, q)
@@ -292,6 +307,10 @@ class EngineHost(QObject):
 
     def generate(self, req: GenRequest) -> None:
         self._generate.emit(req)
+
+    def serve(self, job: Any) -> None:
+        """Queue a local-API job behind whatever the worker is doing (callable from any thread)."""
+        self._serve.emit(job)
 
     def next_request_id(self) -> int:
         return self._new_id()

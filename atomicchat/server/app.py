@@ -1,0 +1,268 @@
+"""The Starlette application: OpenAI-compatible routes over a backend that runs one job at a time.
+
+Streaming uses server-sent events (`data: {...}` lines, then `data: [DONE]`). A client that goes away
+cancels its job: while it waits its turn, or mid-stream within one decode step.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import time
+import uuid
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from starlette.applications import Starlette
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from atomicchat import __version__
+from atomicchat.engine.types import GenParams
+from atomicchat.server.backend import Delta, Done, Event, Failed, Job, Started
+from atomicchat.server.protocol import (
+    MAX_BODY_BYTES,
+    ApiError,
+    ApiRequest,
+    finish_reason,
+    parse_request,
+    timings,
+    usage,
+)
+from atomicchat.server.stops import StopMatcher
+
+POLL_S = 0.25  # how often a waiting non-streaming request checks that its client is still there
+
+
+class Backend(Protocol):
+    """What the routes need: the model's id and context, queue state, and a FIFO `submit`."""
+
+    model_id: str
+    n_ctx: int
+    busy: bool
+    queued: int
+    counts: dict[str, int]
+
+    def submit(self, job: Job) -> None: ...
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    api_key: str | None = None
+    defaults: GenParams = GenParams(max_tokens=1024)
+
+
+def _error(exc: ApiError) -> JSONResponse:
+    return JSONResponse(exc.body(), status_code=exc.status)
+
+
+class _Stream:
+    """Events of one job, delivered from the engine thread into this request's event loop."""
+
+    def __init__(self, backend: Backend, req: ApiRequest) -> None:
+        self.loop = asyncio.get_running_loop()
+        self.events: asyncio.Queue[Event] = asyncio.Queue()
+        self.job = Job(req, self._emit)
+        backend.submit(self.job)
+
+    def _emit(self, ev: Event) -> None:
+        try:
+            self.loop.call_soon_threadsafe(self.events.put_nowait, ev)
+        except RuntimeError:  # the loop is gone (server shutting down): nobody is listening
+            self.job.cancel.set()
+
+    async def next(self, request: Request | None = None) -> Event:
+        """The next event; with `request`, cancel the job if its client disconnects meanwhile."""
+        while True:
+            try:
+                return await asyncio.wait_for(self.events.get(), POLL_S if request is not None else None)
+            except TimeoutError:
+                if request is not None and await request.is_disconnected():
+                    self.job.cancel.set()
+                    raise ClientDisconnect() from None
+
+
+def create_app(backend: Backend, config: ServerConfig) -> Starlette:
+    async def read_json(request: Request) -> Any:
+        declared = request.headers.get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+            raise ApiError(413, f"The request body is larger than {MAX_BODY_BYTES // (1024 * 1024)} MiB.",
+                           code="request_too_large")
+        chunks, size = [], 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > MAX_BODY_BYTES:
+                raise ApiError(413, f"The request body is larger than {MAX_BODY_BYTES // (1024 * 1024)} MiB.",
+                               code="request_too_large")
+            chunks.append(chunk)
+        try:
+            return json.loads(b"".join(chunks))
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ApiError(400, f"The request body is not valid JSON: {exc}.", code="invalid_json") from None
+
+    def check_key(request: Request) -> None:
+        if config.api_key is None:
+            return
+        auth = request.headers.get("authorization", "")
+        given = auth[7:] if auth.lower().startswith("bearer ") else ""
+        if not hmac.compare_digest(given.encode(), config.api_key.encode()):
+            raise ApiError(401, "Incorrect or missing API key. Send it as 'Authorization: Bearer <key>'.",
+                           code="invalid_api_key")
+
+    async def models(request: Request) -> Response:
+        try:
+            check_key(request)
+        except ApiError as exc:
+            return _error(exc)
+        data = [{"id": backend.model_id, "object": "model", "created": 0, "owned_by": "atomicchat"}]
+        return JSONResponse({"object": "list", "data": data if backend.model_id else []})
+
+    async def health(request: Request) -> Response:
+        return JSONResponse({"status": "ok", "model": backend.model_id, "busy": backend.busy,
+                             "queued": backend.queued, "requests": dict(backend.counts),
+                             "version": __version__})
+
+    async def completions_route(request: Request, chat: bool) -> Response:
+        try:
+            check_key(request)
+            body = await read_json(request)
+            if not backend.model_id:
+                raise ApiError(503, "No model is loaded in Atomic Chat yet; pick one in the app, then try again.",
+                               type_="server_error", code="model_not_loaded")
+            req = parse_request(body, chat=chat, model_id=backend.model_id, defaults=config.defaults,
+                                n_ctx=backend.n_ctx)
+        except ApiError as exc:
+            return _error(exc)
+        except ClientDisconnect:
+            return Response(status_code=499)
+        stream = _Stream(backend, req)
+        try:
+            first = await stream.next(request)
+        except ClientDisconnect:
+            return Response(status_code=499)
+        if isinstance(first, Failed):
+            return _error(first.error)
+        assert isinstance(first, Started)
+        rid = ("chatcmpl-" if chat else "cmpl-") + uuid.uuid4().hex[:24]
+        shape = _Shape(rid, backend.model_id, chat, int(time.time()))
+        if req.stream:
+            return StreamingResponse(_sse_events(stream, req, shape, first.n_prompt), media_type="text/event-stream",
+                                     headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+        try:
+            return await _whole(stream, req, shape, first.n_prompt, request)
+        except ClientDisconnect:
+            return Response(status_code=499)
+
+    async def chat_completions(request: Request) -> Response:
+        return await completions_route(request, chat=True)
+
+    async def completions(request: Request) -> Response:
+        return await completions_route(request, chat=False)
+
+    routes = [
+        Route("/health", health, methods=["GET"]),
+        Route("/v1/models", models, methods=["GET"]),
+        Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+        Route("/v1/completions", completions, methods=["POST"]),
+    ]
+    return Starlette(routes=routes)
+
+
+@dataclass(frozen=True)
+class _Shape:
+    """Builds the response objects of one request, chat or text completion."""
+
+    rid: str
+    model: str
+    chat: bool
+    created: int
+
+    def _base(self, obj: str) -> dict[str, Any]:
+        return {"id": self.rid, "object": obj, "created": self.created, "model": self.model,
+                "system_fingerprint": f"atomicchat-{__version__}"}
+
+    def whole(self, text: str, reason: str) -> dict[str, Any]:
+        if self.chat:
+            choice = {"index": 0, "message": {"role": "assistant", "content": text}, "logprobs": None,
+                      "finish_reason": reason}
+            return {**self._base("chat.completion"), "choices": [choice]}
+        choice = {"index": 0, "text": text, "logprobs": None, "finish_reason": reason}
+        return {**self._base("text_completion"), "choices": [choice]}
+
+    def chunk(self, text: str | None, reason: str | None, first: bool = False) -> dict[str, Any]:
+        if self.chat:
+            delta: dict[str, Any] = {}
+            if first:
+                delta["role"] = "assistant"
+            if text is not None:
+                delta["content"] = text
+            choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": reason}
+            return {**self._base("chat.completion.chunk"), "choices": [choice]}
+        choice = {"index": 0, "text": text or "", "logprobs": None, "finish_reason": reason}
+        return {**self._base("text_completion"), "choices": [choice]}
+
+
+async def _collect(stream: _Stream, req: ApiRequest, request: Request | None) -> AsyncIterator[str | Done]:
+    """Text pieces to send (stop strings applied), then the final Done; ApiError on failure."""
+    stops = StopMatcher(req.stop)
+    while True:
+        ev = await stream.next(request)
+        if isinstance(ev, Delta):
+            out = stops.feed(ev.text)
+            if out:
+                yield out
+            if stops.hit:
+                stream.job.cancel.set()  # the reply is complete; stop decoding within one step
+        elif isinstance(ev, Done):
+            tail = stops.flush()
+            if tail:
+                yield tail
+            yield Done("stop" if stops.hit else ev.reason, ev.stats, ev.tokens)
+            return
+        elif isinstance(ev, Failed):
+            raise ev.error
+
+
+async def _whole(stream: _Stream, req: ApiRequest, shape: _Shape, n_prompt: int, request: Request) -> Response:
+    parts: list[str] = []
+    try:
+        async for item in _collect(stream, req, request):
+            if isinstance(item, Done):
+                body = shape.whole("".join(parts), finish_reason(item.reason))
+                body["usage"] = usage(n_prompt, item.stats.n_generated)
+                body["timings"] = timings(item.stats)
+                return JSONResponse(body)
+            parts.append(item)
+    except ApiError as exc:
+        return _error(exc)
+    raise RuntimeError("the reply ended without a result")
+
+
+def _sse(data: dict[str, Any] | str) -> str:
+    return f"data: {data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)}\n\n"
+
+
+async def _sse_events(stream: _Stream, req: ApiRequest, shape: _Shape, n_prompt: int) -> AsyncIterator[str]:
+    try:
+        if shape.chat:
+            yield _sse(shape.chunk("", None, first=True))
+        async for item in _collect(stream, req, None):
+            if isinstance(item, Done):
+                last = shape.chunk(None if shape.chat else "", finish_reason(item.reason))
+                last["timings"] = timings(item.stats)
+                yield _sse(last)
+                if req.include_usage:
+                    tail = {k: v for k, v in last.items() if k not in ("choices", "timings")}
+                    yield _sse({**tail, "choices": [], "usage": usage(n_prompt, item.stats.n_generated)})
+                break
+            yield _sse(shape.chunk(item, None))
+    except ApiError as exc:  # headers are sent: report in-band, as llama-server and OpenAI do
+        yield _sse(exc.body())
+    finally:
+        stream.job.cancel.set()  # a no-op after Done; stops the engine if the client went away
+    yield _sse("[DONE]")
+
+

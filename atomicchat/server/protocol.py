@@ -1,0 +1,229 @@
+"""Request parsing and response shapes of the OpenAI API (chat completions, completions, models).
+
+Everything a client can send is validated here, before a job reaches the engine, and every refusal is
+an `ApiError` that renders as the OpenAI error object: status code + `{"error": {message, type, code}}`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from atomicchat.engine.types import GenParams
+
+MAX_BODY_BYTES = 4 * 1024 * 1024  # far above any context we run; refuses a runaway upload early
+MAX_STOP_STRINGS = 4  # as the OpenAI API
+MAX_STOP_LENGTH = 256
+ROLES = ("system", "user", "assistant", "developer")
+
+
+class ApiError(Exception):
+    """A refusal the client should see; `status` is the HTTP code."""
+
+    def __init__(self, status: int, message: str, type_: str = "invalid_request_error", code: str | None = None,
+                 param: str | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.type = type_
+        self.code = code
+        self.param = param
+
+    def body(self) -> dict[str, Any]:
+        return {"error": {"message": self.message, "type": self.type, "param": self.param, "code": self.code}}
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """The OpenAI sampling fields, resolved against the server's defaults."""
+
+    max_tokens: int
+    temperature: float
+    top_p: float
+    top_k: int
+    min_p: float
+    seed: int | None
+
+    def gen_params(self) -> GenParams:
+        return GenParams(
+            max_tokens=self.max_tokens,
+            temperature=self.temperature,
+            top_k=self.top_k,
+            top_p=self.top_p,
+            min_p=self.min_p,
+            seed=self.seed,
+        )
+
+
+@dataclass(frozen=True)
+class ApiRequest:
+    """A validated chat or completion request. Exactly one of `messages` and `prompt` is set."""
+
+    model: str
+    sampling: Sampling
+    stream: bool
+    include_usage: bool
+    stop: tuple[str, ...] = ()
+    messages: tuple[dict[str, str], ...] | None = None
+    prompt: str | None = None
+    enable_thinking: bool | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def is_chat(self) -> bool:
+        return self.messages is not None
+
+
+def _bad(message: str, param: str | None = None, code: str | None = None) -> ApiError:
+    return ApiError(400, message, code=code, param=param)
+
+
+def _number(body: dict[str, Any], name: str, default: float, lo: float, hi: float) -> float:
+    value = body.get(name)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise _bad(f"'{name}' must be a finite number.", name)
+    if not lo <= value <= hi:
+        raise _bad(f"'{name}' must be between {lo:g} and {hi:g}; got {value:g}.", name)
+    return float(value)
+
+
+def _integer(body: dict[str, Any], name: str, default: int | None, lo: int, hi: int) -> int | None:
+    value = body.get(name)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _bad(f"'{name}' must be an integer.", name)
+    if not lo <= value <= hi:
+        raise _bad(f"'{name}' must be between {lo} and {hi}; got {value}.", name)
+    return value
+
+
+def _text(value: Any, param: str) -> str:
+    """Message content: a string, or the OpenAI list of parts of which only text parts are supported."""
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return ""
+    if isinstance(value, list):
+        out = []
+        for part in value:
+            if not isinstance(part, dict) or part.get("type") != "text" or not isinstance(part.get("text"), str):
+                raise _bad("Only text content parts are supported by this model.", param)
+            out.append(part["text"])
+        return "".join(out)
+    raise _bad(f"'{param}' must be a string or a list of text parts.", param)
+
+
+def _messages(body: dict[str, Any]) -> tuple[dict[str, str], ...]:
+    raw = body.get("messages")
+    if not isinstance(raw, list) or not raw:
+        raise _bad("'messages' must be a non-empty list.", "messages")
+    out = []
+    for i, m in enumerate(raw):
+        if not isinstance(m, dict):
+            raise _bad(f"messages[{i}] must be an object.", "messages")
+        role = m.get("role")
+        if role not in ROLES:
+            raise _bad(f"messages[{i}].role must be one of {', '.join(ROLES)}.", "messages")
+        out.append({"role": "system" if role == "developer" else role,
+                    "content": _text(m.get("content"), f"messages[{i}].content")})
+    return tuple(out)
+
+
+def _stops(body: dict[str, Any]) -> tuple[str, ...]:
+    stop = body.get("stop")
+    if stop is None:
+        return ()
+    stops = [stop] if isinstance(stop, str) else stop
+    if not isinstance(stops, list) or not all(isinstance(s, str) for s in stops):
+        raise _bad("'stop' must be a string or a list of strings.", "stop")
+    if len(stops) > MAX_STOP_STRINGS or any(len(s) > MAX_STOP_LENGTH for s in stops):
+        raise _bad(f"'stop' takes up to {MAX_STOP_STRINGS} strings of up to {MAX_STOP_LENGTH} characters.", "stop")
+    return tuple(s for s in stops if s)
+
+
+def _thinking(body: dict[str, Any]) -> bool | None:
+    kwargs = body.get("chat_template_kwargs")
+    if kwargs is None:
+        return None
+    if not isinstance(kwargs, dict):
+        raise _bad("'chat_template_kwargs' must be an object.", "chat_template_kwargs")
+    value = kwargs.get("enable_thinking")
+    if value is not None and not isinstance(value, bool):
+        raise _bad("'chat_template_kwargs.enable_thinking' must be true or false.", "chat_template_kwargs")
+    return value
+
+
+def parse_request(body: Any, *, chat: bool, model_id: str, defaults: GenParams, n_ctx: int) -> ApiRequest:
+    """Validate a decoded JSON body; raises ApiError with the field at fault."""
+    if not isinstance(body, dict):
+        raise _bad("The request body must be a JSON object.")
+    model = body.get("model")
+    if not isinstance(model, str) or not model:
+        raise _bad("'model' is required: use the id that GET /v1/models lists.", "model")
+    if model != model_id:
+        raise ApiError(404, f"The model '{model}' does not exist here; this server runs '{model_id}'.",
+                       code="model_not_found", param="model")
+    limit = max(1, n_ctx - 1)
+    max_tokens = body.get("max_completion_tokens", body.get("max_tokens"))
+    sampling = Sampling(
+        max_tokens=_integer({"max_tokens": max_tokens}, "max_tokens", defaults.max_tokens, 1, 1 << 31) or 1,
+        temperature=_number(body, "temperature", defaults.temperature, 0.0, 2.0),
+        top_p=_number(body, "top_p", defaults.top_p, 0.0, 1.0),
+        top_k=int(_integer(body, "top_k", defaults.top_k, 0, 1 << 20) or 0),
+        min_p=_number(body, "min_p", defaults.min_p, 0.0, 1.0),
+        seed=_integer(body, "seed", None, 0, 2**32 - 1),
+    )
+    if sampling.max_tokens > limit:
+        sampling = Sampling(limit, sampling.temperature, sampling.top_p, sampling.top_k, sampling.min_p, sampling.seed)
+    n = body.get("n", 1)
+    if n != 1:
+        raise _bad("Only n = 1 is supported.", "n")
+    stream = body.get("stream", False)
+    if not isinstance(stream, bool):
+        raise _bad("'stream' must be true or false.", "stream")
+    opts = body.get("stream_options") or {}
+    if not isinstance(opts, dict):
+        raise _bad("'stream_options' must be an object.", "stream_options")
+    include_usage = bool(opts.get("include_usage", False))
+    common = dict(model=model, sampling=sampling, stream=stream, include_usage=include_usage, stop=_stops(body))
+    if chat:
+        return ApiRequest(**common, messages=_messages(body), enable_thinking=_thinking(body))
+    prompt = body.get("prompt")
+    if isinstance(prompt, list) and len(prompt) == 1 and isinstance(prompt[0], str):
+        prompt = prompt[0]
+    if not isinstance(prompt, str) or not prompt:
+        raise _bad("'prompt' must be a non-empty string.", "prompt")
+    return ApiRequest(**common, prompt=prompt)
+
+
+def usage(n_prompt: int, n_generated: int) -> dict[str, int]:
+    return {"prompt_tokens": n_prompt, "completion_tokens": n_generated, "total_tokens": n_prompt + n_generated}
+
+
+def timings(stats: Any) -> dict[str, float | int]:
+    """llama-server's `timings` object, from the engine's GenStats, DFlash counts included."""
+    prompt_ms = 1000.0 * stats.prefill_seconds
+    predicted_ms = 1000.0 * stats.generate_seconds
+    n_new = max(0, stats.n_prompt - stats.n_prompt_cached)
+    return {
+        "cache_n": stats.n_prompt_cached,
+        "prompt_n": n_new,
+        "prompt_ms": round(prompt_ms, 3),
+        "prompt_per_token_ms": round(prompt_ms / n_new, 3) if n_new else 0.0,
+        "prompt_per_second": round(1000.0 * n_new / prompt_ms, 3) if prompt_ms > 0 else 0.0,
+        "predicted_n": stats.n_generated,
+        "predicted_ms": round(predicted_ms, 3),
+        "predicted_per_token_ms": round(predicted_ms / stats.n_generated, 3) if stats.n_generated else 0.0,
+        "predicted_per_second": round(stats.tokens_per_second, 3),
+        "draft_n": stats.n_drafted,
+        "draft_n_accepted": stats.n_accepted,
+    }
+
+
+def finish_reason(reason: str) -> str:
+    """Engine stop reasons -> OpenAI's: eos and stop strings are 'stop', the token limits 'length'."""
+    return "length" if reason in ("length", "context") else "stop"
