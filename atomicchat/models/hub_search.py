@@ -211,7 +211,9 @@ def _load(kind: str, key: str) -> SearchResult | None:
 def _offline_result(kind: str, key: str, why: str) -> SearchResult:
     cached = _load(kind, key)
     if cached is None:
-        raise OfflineError(f"{why} No earlier results for this search are saved on this computer.")
+        what = f"The file list of {key} is" if kind == "repo" else "No earlier results for this search are"
+        raise OfflineError(f"{why} {what} not saved on this computer." if kind == "repo" else
+                           f"{why} {what} saved on this computer.")
     when = time.strftime("%Y-%m-%d %H:%M", time.localtime(cached.fetched_at))
     return SearchResult(cached.hits, cached.fetched_at, offline=True, note=f"{why} Showing results saved {when}.")
 
@@ -343,10 +345,15 @@ def fit_for(repo_id: str, quant: QuantFile, n_ctx: int = 8192, draft: tuple[str,
     facts = facts_from_header(remote_header(repo_id, quant.files[0]), quant.files[0])
     dfacts = None
     dsize = None
+    extra = 0
     if draft is not None:
-        dfacts = facts_from_header(remote_header(draft[0], draft[1]), draft[1])
-        dsize = draft[2]
-    return estimate_files(facts, quant.size, n_ctx, draft=dfacts, draft_size=dsize, hardware=hardware,
+        try:
+            dfacts = facts_from_header(remote_header(draft[0], draft[1]), draft[1])
+            dsize = draft[2]
+        except ModelsError:  # the draft's header is unreadable: count its weights by size only
+            extra = draft[2] or 0
+    size = (quant.size + extra) if quant.size is not None else None
+    return estimate_files(facts, size, n_ctx, draft=dfacts, draft_size=dsize, hardware=hardware, approx=bool(extra),
                           quant=quant.quant, draft_quant="draft" if draft else None, pair_id=f"hub:{repo_id}")
 
 
