@@ -179,3 +179,20 @@ def _parse(mm: mmap.mmap, path: Path, size: int) -> GGUFHeader:
     elif isinstance(tokens, list):
         header.vocab_digest = hashlib.sha256("\x00".join(map(str, tokens)).encode()).hexdigest()
     return header
+
+
+class HeaderTruncated(ModelFileError):
+    """The bytes given end inside the GGUF header: read more of the file and try again."""
+
+
+def parse_header_bytes(data: bytes, name: str, file_size: int) -> GGUFHeader:
+    """Parse a header from the first bytes of a file (e.g. an HTTP Range read of a Hub file).
+    Raises HeaderTruncated when `data` stops before the tensor directory ends."""
+    if data[:4] != GGUF_MAGIC:
+        raise ModelFileError(f"{name} is not a GGUF model file (it does not start with 'GGUF').")
+    try:
+        return _parse(data, Path(name), file_size)  # type: ignore[arg-type]
+    except ModelFileError as exc:
+        if "ends early" in str(exc) and len(data) < file_size:
+            raise HeaderTruncated(str(exc)) from exc
+        raise

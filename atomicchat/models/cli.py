@@ -49,6 +49,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     imp.add_argument("--pair-with", help="registry key of the file to pair it with (default: every match)")
     imp.set_defaults(func=cmd_import)
 
+    se = sub.add_parser("search", help="search the Hugging Face Hub for GGUF models (or list one repo's quants)")
+    se.add_argument("query", help="free text (e.g. qwen3.5), an owner/name repo id, or a Hub link")
+    se.add_argument("--ctx", type=int, default=8192, help="context length for the fit estimate (default 8192)")
+    se.add_argument("--json", action="store_true", help="machine-readable output")
+    se.set_defaults(func=cmd_search)
+
     ref = sub.add_parser("refresh", help="update sizes and checksums from the Hub")
     ref.set_defaults(func=cmd_refresh)
 
@@ -74,6 +80,72 @@ def _gib(n: int | None) -> str:
         if n >= scale:
             return f"{n / scale:.2f} {unit}" if unit == "GiB" else f"{n / scale:.1f} {unit}"
     return f"{n} B"
+
+
+# ---------------------------------------------------------------- search
+
+
+@_guard
+def cmd_search(args: argparse.Namespace) -> int:
+    from dataclasses import asdict
+
+    from atomicchat.models import hub_search
+    from atomicchat.models.drafts import draft_offer
+
+    result = hub_search.search(args.query)
+    if result.note:
+        print(result.note, file=sys.stderr)
+    if len(result.hits) == 1 and result.hits[0].quants is not None:
+        return _print_repo(result.hits[0], args)
+    if args.json:
+        print(json.dumps([asdict(h) for h in result.hits]))
+        return 0
+    if not result.hits:
+        print(f"No GGUF models on the Hub match '{args.query}'.")
+        return 0
+    for h in result.hits:
+        flags = " · gated" if h.gated else ""
+        draft = " · DFlash draft known" if draft_offer(h.repo_id).draft else ""
+        print(f"{h.repo_id:60} {h.downloads:>9,} downloads  {h.license or 'licence ?'}{flags}{draft}")
+    print("\nList a repo's quants with: atomicchat models search OWNER/NAME")
+    return 0
+
+
+def _print_repo(hit: Any, args: argparse.Namespace) -> int:
+    from atomicchat.models import hardware, hub_search
+    from atomicchat.models.drafts import draft_offer, quant_advice
+    from atomicchat.models.fit import estimate_files, facts_from_header
+
+    offer = draft_offer(hit.repo_id)
+    rows: list[dict[str, Any]] = []
+    facts, why = None, ""
+    if hit.quants and not hub_search.hub.is_offline():
+        try:  # one header serves every quant of the repo: the shapes are the same
+            facts = facts_from_header(hub_search.remote_header(hit.repo_id, hit.quants[0].files[0]), hit.quants[0].files[0])
+        except ModelsError as exc:
+            why = str(exc)
+    hw = hardware.probe()
+    for q in hit.quants or ():
+        est = estimate_files(facts, q.size, args.ctx, hardware=hw, quant=q.quant) if facts else None
+        rows.append({"quant": q.quant, "files": list(q.files), "size": q.size,
+                     "fit": est.verdict.value if est else None, "fit_message": est.message if est else why,
+                     "advice": quant_advice(q.quant, offer.file is not None)})
+    if args.json:
+        print(json.dumps({"repo": hit.repo_id, "license": hit.license, "gated": hit.gated, "quants": rows,
+                          "mmproj": list(hit.mmproj), "dflash": offer.text}))
+        return 0
+    print(f"{hit.repo_id}  ·  {hit.license or 'licence ?'}{'  ·  gated' if hit.gated else ''}")
+    if not rows:
+        print("This repository has no GGUF chat model files.")
+    for r in rows:
+        split = f" ({len(r['files'])} parts)" if len(r["files"]) > 1 else ""
+        print(f"  {r['quant']:10} {_gib(r['size']):>10}{split:12} {r['fit_message']}")
+        if r["advice"]:
+            print(f"  {'':10} {r['advice']}")
+    if hit.mmproj:
+        print(f"  vision projector(s), not chat models: {', '.join(hit.mmproj)}")
+    print(offer.text)
+    return 0
 
 
 # ---------------------------------------------------------------- list

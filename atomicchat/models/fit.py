@@ -29,6 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
+from typing import Any
 
 from atomicchat.models.catalog import ArchFacts, ModelPair
 from atomicchat.models.hardware import Hardware
@@ -143,7 +144,40 @@ def estimate(
     hardware: Hardware | None = None,
     draft_max: int = DEFAULT_DRAFT_MAX,
 ) -> FitEstimate:
-    """Estimate memory for `pair` at `quant` and `n_ctx` (clamped to the trained context).
+    """Estimate memory for `pair` at `quant` and `n_ctx` (clamped to the trained context)."""
+    target_file, draft_file = pair.files(quant, draft_quant)
+    approx = not target_file.size_exact or target_file.size is None or (use_draft and not draft_file.size_exact)
+    return estimate_files(
+        pair.target.facts,
+        target_file.size,
+        n_ctx,
+        draft=pair.draft.facts if use_draft else None,
+        draft_size=draft_file.size if use_draft else None,
+        hardware=hardware,
+        draft_max=draft_max,
+        approx=approx,
+        pair_id=pair.id,
+        quant=target_file.quant,
+        draft_quant=draft_file.quant if use_draft else None,
+    )
+
+
+def estimate_files(
+    target: ArchFacts,
+    target_size: int | None,
+    n_ctx: int = 8192,
+    *,
+    draft: ArchFacts | None = None,
+    draft_size: int | None = None,
+    hardware: Hardware | None = None,
+    draft_max: int = DEFAULT_DRAFT_MAX,
+    approx: bool = False,
+    pair_id: str = "",
+    quant: str = "",
+    draft_quant: str | None = None,
+) -> FitEstimate:
+    """The estimate for any target (and optional draft) whose architecture facts are known: from the
+    catalog, a local file, or a remote header read with a Range request.
 
     With a draft, a recurrent/hybrid target keeps 1 + draft_max copies of its recurrent state
     (llama.cpp's n_rs_seq rollback snapshots, one per draft token that may be rejected)."""
@@ -151,22 +185,20 @@ def estimate(
         from atomicchat.models.hardware import probe
 
         hardware = probe()
-    target_file, draft_file = pair.files(quant, draft_quant)
-    n_ctx = max(1, min(int(n_ctx), pair.target.facts.context_length))
-    wt = target_file.size or 0
-    wd = (draft_file.size or 0) if use_draft else 0
-    kv_t = kv_cache_bytes(pair.target.facts, n_ctx)
-    kv_d = kv_cache_bytes(pair.draft.facts, n_ctx) if use_draft else 0
-    planes = 1 + max(0, draft_max) if use_draft else 1
-    state = pair.target.facts.recurrent_state_bytes * planes
-    state += pair.draft.facts.recurrent_state_bytes if use_draft else 0
-    approx = not target_file.size_exact or target_file.size is None or (use_draft and not draft_file.size_exact)
+    n_ctx = max(1, min(int(n_ctx), target.context_length))
+    wt = target_size or 0
+    wd = (draft_size or 0) if draft is not None else 0
+    kv_t = kv_cache_bytes(target, n_ctx)
+    kv_d = kv_cache_bytes(draft, n_ctx) if draft is not None else 0
+    planes = 1 + max(0, draft_max) if draft is not None else 1
+    state = target.recurrent_state_bytes * planes + (draft.recurrent_state_bytes if draft is not None else 0)
+    approx = approx or target_size is None or (draft is not None and draft_size is None)
     need = wt + wd + kv_t + kv_d + state + OVERHEAD_BYTES
     verdict, vram, ram, frac = _verdict(need, hardware)
     return FitEstimate(
-        pair_id=pair.id,
-        quant=target_file.quant,
-        draft_quant=draft_file.quant if use_draft else None,
+        pair_id=pair_id,
+        quant=quant,
+        draft_quant=draft_quant if draft is not None else None,
         n_ctx=n_ctx,
         weights_target=wt,
         weights_draft=wd,
@@ -191,7 +223,11 @@ def facts_from_gguf(path: str | Path) -> ArchFacts:
     """
     from atomicchat.engine.gguf_header import read_header
 
-    h = read_header(path)
+    return facts_from_header(read_header(path), Path(path).name)
+
+
+def facts_from_header(h: Any, name: str) -> ArchFacts:
+    """ArchFacts from a parsed GGUF header (atomicchat.engine.gguf_header.GGUFHeader)."""
 
     def num(key: str, default: int = 0) -> int:
         v = h.arch_key(key, default)
@@ -229,5 +265,5 @@ def facts_from_gguf(path: str | Path) -> ArchFacts:
         value_length=val_len,
         swa_window=num("attention.sliding_window"),
         recurrent_state_bytes=rec_layers * per_layer,
-        notes=f"read from {Path(path).name}",
+        notes=f"read from {name}",
     )

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (
 
 from atomicchat.store.settings import AppSettings
 from atomicchat.ui import async_tasks
+from atomicchat.ui.hub_search_panel import HubSearchPanel
 from atomicchat.ui.installed_row import InstalledRow, describe
 from atomicchat.ui.model_card import ModelCard, human_bytes
 from atomicchat.ui.model_service import ModelService
@@ -101,6 +102,9 @@ class ModelManager(QDialog):
         self.catalog_col.setSpacing(10)
         self.catalog_col.addStretch(1)
         self.tabs.addTab(_scroll(self.catalog_box), "Download")
+        self.hub_panel = HubSearchPanel(self._runner, lambda: self._settings().n_ctx, _message)
+        self.hub_panel.downloaded.connect(self._on_hub_download)
+        self.tabs.addTab(self.hub_panel, "Search the Hub")
 
         installed = QWidget()
         icol = QVBoxLayout(installed)
@@ -292,6 +296,11 @@ class ModelManager(QDialog):
         for row in self._rows:
             if row.target == target:
                 row.set_pair_verdict(draft, problem)
+
+    def _on_hub_download(self, target: Path, draft: Path | None) -> None:
+        self.refresh_installed()
+        pair = f" with its DFlash draft {draft.name}" if draft else ""
+        self.notice.show_notice(f"{target.name}{pair} is installed. Use it from the Installed tab.", "info")
 
     # downloads ---------------------------------------------------------------------------
     def download(self, pair: Any, quant: str, draft_quant: str) -> None:

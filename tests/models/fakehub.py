@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
 
 @dataclass
@@ -52,6 +52,9 @@ class Repo:
     commit: str
     gated: bool = False
     files: dict[str, HubFile] = field(default_factory=dict)
+    downloads: int = 0
+    likes: int = 0
+    license: str = ""
 
 
 @dataclass(frozen=True)
@@ -152,6 +155,8 @@ class _Handler(BaseHTTPRequestHandler):
             Logged(self.command, path, self.headers.get("Range"), "authorization" in {k.lower() for k in self.headers})
         )
         parts = path.strip("/").split("/")
+        if parts == ["api", "models"]:
+            return self._search(parse_qs(urlsplit(self.path).query), head)
         if parts[:2] == ["api", "models"] and len(parts) >= 4:
             rev = parts[5] if len(parts) >= 6 and parts[4] == "revision" else "main"
             return self._model_info("/".join(parts[2:4]), rev, head)
@@ -190,6 +195,33 @@ class _Handler(BaseHTTPRequestHandler):
             return None
         return repo
 
+    def _search(self, query: dict[str, list[str]], head: bool) -> None:
+        """GET /api/models?search=&filter=gguf&sort=downloads&limit=: repos with a .gguf file."""
+        text = (query.get("search") or [""])[0].lower()
+        limit = int((query.get("limit") or ["20"])[0])
+        hits = [
+            (rid, r) for rid, r in self.fake.repos.items()
+            if text in rid.lower() and any(n.endswith(".gguf") for n in r.files)
+        ]
+        hits.sort(key=lambda x: -x[1].downloads)
+        rows = [
+            {"_id": r.commit[:24], "id": rid, "modelId": rid, "downloads": r.downloads, "likes": r.likes,
+             "gated": r.gated, "private": False,
+             "tags": ["gguf"] + ([f"license:{r.license}"] if r.license else []),
+             "cardData": {"license": r.license} if r.license else {}}
+            for rid, r in hits[:limit]
+        ]
+        self._json(rows, head)
+
+    def _json(self, obj: object, head: bool) -> None:
+        body = json.dumps(obj).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if not head:
+            self.wfile.write(body)
+
     def _model_info(self, repo_id: str, rev: str, head: bool) -> None:
         repo = self._repo_or_error(repo_id, rev, head)
         if repo is None:
@@ -221,10 +253,12 @@ class _Handler(BaseHTTPRequestHandler):
         if f is None:
             self._error(404, "EntryNotFound", f"{filename} does not exist", head, {"X-Repo-Commit": repo.commit})
             return
-        start = 0
+        start, stop = 0, f.size
         rng = self.headers.get("Range")
         if rng and rng.startswith("bytes=") and not head:
-            start = int(rng[len("bytes=") :].split("-")[0] or 0)
+            first, _, last = rng[len("bytes=") :].partition("-")
+            start = int(first or 0)
+            stop = min(f.size, int(last) + 1) if last else f.size
         if start and f.fail_resumes:
             f.fail_resumes -= 1
             self._error(500, "InternalError", "Internal Error", head)
@@ -232,22 +266,23 @@ class _Handler(BaseHTTPRequestHandler):
         if start >= f.size and f.size:
             self._error(416, "RangeNotSatisfiable", "Range not satisfiable", head)
             return
-        self.send_response(206 if start else 200)
+        ranged = bool(start or stop < f.size)
+        self.send_response(206 if ranged else 200)
         self.send_header("Content-Type", "application/octet-stream")
         self.send_header("Accept-Ranges", "bytes")
         self.send_header("ETag", f'"{f.sha256}"')
         self.send_header("X-Repo-Commit", repo.commit)
         self.send_header("X-Linked-Etag", f'"{f.sha256}"')
         self.send_header("X-Linked-Size", str(f.size))
-        self.send_header("Content-Length", str(f.size - start))
-        if start:
-            self.send_header("Content-Range", f"bytes {start}-{f.size - 1}/{f.size}")
+        self.send_header("Content-Length", str(stop - start))
+        if ranged:
+            self.send_header("Content-Range", f"bytes {start}-{stop - 1}/{f.size}")
         self.end_headers()
         if not head:
-            self._body(f, start)
+            self._body(f, start, stop)
 
-    def _body(self, f: HubFile, start: int) -> None:
-        end = f.size
+    def _body(self, f: HubFile, start: int, stop: int | None = None) -> None:
+        end = f.size if stop is None else stop
         if f.drop_after is not None and start < f.drop_after:
             end, f.drop_after = f.drop_after, None  # once
             self.close_connection = True
