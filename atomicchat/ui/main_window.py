@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from atomicchat.ui.model_manager import ModelManager
 
 UNDO_MS = 10000
+NARROW_PX = 640  # below this window width the chat list hides itself (Ctrl+B brings it back)
 LOAD_KEYS = ("n_ctx", "n_gpu_layers", "draft_max", "use_draft", "target_path", "draft_path")  # need a reload
 
 
@@ -74,6 +75,8 @@ class MainWindow(QMainWindow):
         split.setChildrenCollapsible(False)
         split.setHandleWidth(1)
         self.setCentralWidget(split)
+        self._narrow = False
+        self._auto_hidden = False
 
         self.model_label = QLabel("No model loaded")
         self.model_label.setObjectName("modelStatus")
@@ -157,6 +160,9 @@ class MainWindow(QMainWindow):
         self.colour_action = self._action("Colour accepted draft tokens", None, self._toggle_colour)
         self.colour_action.setCheckable(True)
         self.colour_action.setChecked(self.settings.colour_draft_tokens)
+        self.sidebar_action = self._action("Chat list", "Ctrl+B", self._toggle_sidebar, "Show or hide the chat list")
+        self.sidebar_action.setCheckable(True)
+        self.sidebar_action.setChecked(True)
         bar = self.menuBar()
         m = bar.addMenu("&File")
         for a in (self.new_action, self.search_action):
@@ -170,7 +176,28 @@ class MainWindow(QMainWindow):
         for a in (self.manager_action, self.baseline_action, self.settings_action):
             m.addAction(a)
         m = bar.addMenu("&View")
+        m.addAction(self.sidebar_action)
         m.addAction(self.colour_action)
+
+    def _toggle_sidebar(self, on: bool) -> None:
+        self._auto_hidden = False
+        self.sidebar.setVisible(on)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt naming
+        """A narrow window gives its width to the chat: the list hides, and comes back when it widens."""
+        super().resizeEvent(event)
+        narrow = self.width() < NARROW_PX
+        if narrow == self._narrow:
+            return
+        self._narrow = narrow
+        if narrow and self.sidebar_action.isChecked():
+            self.sidebar_action.setChecked(False)
+            self.sidebar.setVisible(False)
+            self._auto_hidden = True
+        elif not narrow and self._auto_hidden:
+            self.sidebar_action.setChecked(True)
+            self.sidebar.setVisible(True)
+            self._auto_hidden = False
 
     # notices -----------------------------------------------------------------------------
     def show_notice(self, kind: str, text: str) -> None:

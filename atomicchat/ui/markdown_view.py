@@ -53,6 +53,7 @@ def _insert_html(cursor: QTextCursor, fragment_html: str) -> None:
 
 class MarkdownView(QTextBrowser):
     copied = Signal(str)  # what was copied, for a status message
+    height_changed = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -155,6 +156,7 @@ class MarkdownView(QTextBrowser):
         height = math.ceil(self.document().size().height()) + 2
         if self.height() != height:
             self.setFixedHeight(height)
+            self.height_changed.emit()
 
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt naming
         super().resizeEvent(event)
