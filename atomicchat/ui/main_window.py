@@ -48,7 +48,7 @@ class MainWindow(QMainWindow):
         self.choice: ModelChoice | None = None
         self.ready: ModelReady | None = None
         self._manager: ModelManager | None = None
-        self._load_notice = False  # the notice bar shows a model-loading problem
+        self._load_notice = False  # the notice bar shows something about the model (problem or note)
         self._closing = False
         self.setWindowTitle(APP_NAME)
         self.resize(1100, 760)
@@ -160,6 +160,7 @@ class MainWindow(QMainWindow):
         self.colour_action = self._action("Colour accepted draft tokens", None, self._toggle_colour)
         self.colour_action.setCheckable(True)
         self.colour_action.setChecked(self.settings.colour_draft_tokens)
+        self._sync_actions()
         self.sidebar_action = self._action("Chat list", "Ctrl+B", self._toggle_sidebar, "Show or hide the chat list")
         self.sidebar_action.setCheckable(True)
         self.sidebar_action.setChecked(True)
@@ -211,6 +212,7 @@ class MainWindow(QMainWindow):
 
     def _on_current_changed(self, conversation_id: int | None) -> None:
         self.sidebar.select(conversation_id)
+        self._sync_actions()
         self.composer.focus()
 
     def new_chat(self) -> None:
@@ -245,11 +247,19 @@ class MainWindow(QMainWindow):
     # generation state --------------------------------------------------------------------
     def _on_busy(self, busy: bool) -> None:
         self.composer.set_busy(busy)
-        self.stop_action.setEnabled(busy)
-        self.regen_action.setEnabled(not busy)
         self.baseline_action.setEnabled(not busy)
+        self._sync_actions()
         if not busy:
             self.refresh_sidebar()
+
+    def _sync_actions(self) -> None:
+        """Actions that cannot do anything now are disabled (and drawn so, see theme.py)."""
+        busy = self.session.busy
+        has_chat = self.session.conversation_id is not None
+        self.stop_action.setEnabled(busy)
+        self.regen_action.setEnabled(not busy and has_chat and self.ready is not None)
+        self.rename_action.setEnabled(has_chat)
+        self.delete_action.setEnabled(has_chat)
 
     def _on_measuring(self, busy: bool) -> None:
         self.baseline_action.setEnabled(not busy)
@@ -319,11 +329,12 @@ class MainWindow(QMainWindow):
             "\n".join(getattr(info, "notes", ()) or ()) or f"{info.gpu_layers_used} layers on the GPU"
         )
         self.composer.set_ready(True)
+        self._sync_actions()
         self.view.set_empty_text("Start a conversation", "Type a message below. Enter sends, Shift+Enter adds a line.")
         notes = [n for n in (self.choice.note if self.choice else "", ready.warning) if n]
         if notes:
             self.notice.show_notice(" ".join(notes), "warning" if ready.warning else "info")
-            self._load_notice = False
+            self._load_notice = True  # e.g. "Using the bundled demo model": gone when another model loads
         elif self._load_notice:
             self.notice.dismiss()
             self._load_notice = False
@@ -335,6 +346,7 @@ class MainWindow(QMainWindow):
             return
         self.ready = None
         self.session.set_model(None)
+        self._sync_actions()
         self.load_bar.setVisible(False)
         self.model_label.setText("No model loaded")
         self.device_label.setText("")

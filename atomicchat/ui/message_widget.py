@@ -162,12 +162,13 @@ class MessageWidget(QFrame):
     def _show_full(self) -> None:
         if self.message.role == "user":
             self.body.set_plain(self.text)
-        elif self._colour and self.stats.draft_spans:
-            self.body.set_coloured(self.text, self.stats.draft_spans)
         else:
-            self.body.set_markdown(self.text)
+            self.body.set_markdown(self.text, self._spans())
         self.body.setVisible(bool(self.text) or self.message.role == "user")
         self._refresh_stats()
+
+    def _spans(self) -> list[list[int]] | None:
+        return self.stats.draft_spans if self._colour and self.stats.draft_spans else None
 
     def _refresh_stats(self) -> None:
         if self.stats_bar is None:
@@ -225,10 +226,7 @@ class MessageWidget(QFrame):
             return
         if self.text:
             self.body.setVisible(True)
-            if self._colour:
-                self.body.append_coloured(self.text, self.stats.draft_spans)
-            else:
-                self.body.stream(self.text)
+            self.body.stream(self.text, self._spans())
         self._refresh_stats()
 
     def finish(self, status: str, stats: ReplyStats, error: str = "") -> None:
@@ -243,10 +241,7 @@ class MessageWidget(QFrame):
             # The last frame: the incremental document is already what a full render would show,
             # and re-rendering a long reply from scratch would stall the UI for tens of ms.
             self.body.setVisible(bool(self.text))
-            if self._colour:
-                self.body.append_coloured(self.text, stats.draft_spans)
-            else:
-                self.body.stream(self.text)
+            self.body.stream(self.text, self._spans())
             self._refresh_stats()
         else:
             self._show_full()
