@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QCoreApplication, QEvent, Qt, Signal
 from PySide6.QtWidgets import QLabel, QScrollArea, QStackedWidget, QVBoxLayout, QWidget
 
 from atomicchat.store.records import Message
@@ -75,9 +75,7 @@ class ChatView(QStackedWidget):
         self.scroll_to_bottom()
 
     def clear_messages(self) -> None:
-        for w in self._widgets:
-            self.column.removeWidget(w)
-            w.deleteLater()
+        self._drop(self._widgets)
         self._widgets = []
         self.setCurrentWidget(self.empty)
 
@@ -92,11 +90,24 @@ class ChatView(QStackedWidget):
     def remove_from(self, position: int) -> None:
         """Drop the widgets of messages at `position` and later (regenerate / edit)."""
         keep = [w for w in self._widgets if w.message.position < position]
-        for w in self._widgets[len(keep) :]:
-            self.column.removeWidget(w)
-            w.deleteLater()
+        self._drop(self._widgets[len(keep) :])
         self._widgets = keep
         self._update_last()
+
+    def _drop(self, widgets: list[MessageWidget]) -> None:
+        """Hide and detach at once: deleteLater waits for the event loop that called it, and inside a
+        nested one (the sidebar's context menu) the old chat's widgets would stay painted under the new."""
+        for w in widgets:
+            self.column.removeWidget(w)
+            w.hide()
+            w.setParent(None)
+            w.deleteLater()
+
+    def _sync_geometry(self) -> None:
+        """Resize the message column now (QScrollArea does it on its LayoutRequest) so a growing
+        reply pushes its stats bar down in the same frame instead of being painted over by it."""
+        self.column.activate()
+        QCoreApplication.sendEvent(self.scroll, QEvent(QEvent.Type.LayoutRequest))
 
     def _add(self, message: Message) -> MessageWidget:
         w = MessageWidget(message, self._baseline_for, self._colour)
@@ -104,6 +115,7 @@ class ChatView(QStackedWidget):
         w.regenerate_requested.connect(self.regenerate_requested)
         w.measure_requested.connect(self.measure_requested)
         w.copied.connect(self.copied)
+        w.geometry_changed.connect(self._sync_geometry)
         self.column.insertWidget(self.column.count() - 1, w)
         self._widgets.append(w)
         return w

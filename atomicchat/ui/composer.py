@@ -13,6 +13,7 @@ from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QHBoxLayout, QPlainTextEdit, QPushButton, QSizePolicy, QWidget
 
 MAX_LINES = 8
+PLACEHOLDER = "Message Atomic Chat…  (Enter to send, Shift+Enter for a new line)"
 
 
 class Composer(QWidget):
@@ -27,7 +28,7 @@ class Composer(QWidget):
         row.setSpacing(8)
         self.edit = QPlainTextEdit()
         self.edit.setObjectName("composerEdit")
-        self.edit.setPlaceholderText("Message Atomic Chat…  (Enter to send, Shift+Enter for a new line)")
+        self.edit.setPlaceholderText(PLACEHOLDER)
         self.edit.setTabChangesFocus(True)
         self.edit.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.edit.installEventFilter(self)
@@ -55,9 +56,10 @@ class Composer(QWidget):
     def set_ready(self, ready: bool, placeholder: str = "") -> None:
         """Sending needs a loaded model; `placeholder` tells why it is not possible yet."""
         self._ready = ready
-        self.edit.setPlaceholderText(
-            placeholder if placeholder else "Message Atomic Chat…  (Enter to send, Shift+Enter for a new line)"
-        )
+        self.edit.setPlaceholderText(placeholder or PLACEHOLDER)
+        # QPlainTextEdit repaints only when the placeholder's visibility changes, not its text:
+        # without this the old "Loading the model…" stays on screen after the model is ready.
+        self.edit.viewport().update()
         self._update_button()
 
     def text(self) -> str:

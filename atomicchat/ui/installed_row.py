@@ -1,7 +1,8 @@
 """One installed target in the model manager: its files, a draft picker, Use and Remove.
 
 The draft picker lists the drafts checked to pair with this target, "no draft", and then every
-other installed draft; picking one of those runs the pairing check and shows its verdict in words,
+other installed draft (marked "does not pair" when an import already found why); picking one
+runs the pairing check, or shows the known reason, and the verdict is in words,
 so a draft that cannot pair says why instead of failing at load time.
 """
 
@@ -33,6 +34,7 @@ class InstalledRow(QFrame):
         key: str = "",
         intact: bool = True,
         parent: QWidget | None = None,
+        problems: dict[str, str] | None = None,
     ) -> None:
         super().__init__(parent)
         self.setObjectName("card")
@@ -64,8 +66,10 @@ class InstalledRow(QFrame):
         for label, path in paired:
             self.draft.addItem(f"{label}  (pairs ✓)", str(path))
         self.draft.addItem("No draft (target only, no speedup)", NO_DRAFT)
+        self._problems = dict(problems or {})  # draft path -> why it cannot pair (an import said so)
         for label, path in others:
-            self.draft.addItem(f"{label}  (not checked with this target)", str(path))
+            known = str(path) in self._problems
+            self.draft.addItem(f"{label}  ({'does not pair' if known else 'not checked with this target'})", str(path))
         self.draft.currentIndexChanged.connect(self._on_draft)
         row.addWidget(self.draft, 1)
         col.addLayout(row)
@@ -94,6 +98,10 @@ class InstalledRow(QFrame):
         if draft is None or str(draft) in self._paired:
             self.reason.setVisible(False)
             self.use.setEnabled(True)
+            return
+        if str(draft) in self._problems:  # already known: say why at once, no second check
+            self.reason.setVisible(True)
+            self.set_pair_verdict(draft, self._problems[str(draft)])
             return
         self.reason.setText("Checking whether this draft pairs with the target…")
         self.reason.setObjectName("hint")

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from atomicchat.ui.model_manager import ModelManager
 
 UNDO_MS = 10000
+NARROW_PX = 640  # below this window width the chat list hides itself (Ctrl+B brings it back)
 LOAD_KEYS = ("n_ctx", "n_gpu_layers", "draft_max", "use_draft", "target_path", "draft_path")  # need a reload
 
 
@@ -48,7 +49,7 @@ class MainWindow(QMainWindow):
         self.choice: ModelChoice | None = None
         self.ready: ModelReady | None = None
         self._manager: ModelManager | None = None
-        self._load_notice = False  # the notice bar shows a model-loading problem
+        self._load_notice = False  # the notice bar shows something about the model (problem or note)
         self._closing = False
         self.setWindowTitle(APP_NAME)
         self.resize(1100, 760)
@@ -75,6 +76,8 @@ class MainWindow(QMainWindow):
         split.setChildrenCollapsible(False)
         split.setHandleWidth(1)
         self.setCentralWidget(split)
+        self._narrow = False
+        self._auto_hidden = False
 
         self.model_label = QLabel("No model loaded")
         self.model_label.setObjectName("modelStatus")
@@ -167,6 +170,10 @@ class MainWindow(QMainWindow):
         self.colour_action = self._action("Colour accepted draft tokens", None, self._toggle_colour)
         self.colour_action.setCheckable(True)
         self.colour_action.setChecked(self.settings.colour_draft_tokens)
+        self._sync_actions()
+        self.sidebar_action = self._action("Chat list", "Ctrl+B", self._toggle_sidebar, "Show or hide the chat list")
+        self.sidebar_action.setCheckable(True)
+        self.sidebar_action.setChecked(True)
         bar = self.menuBar()
         m = bar.addMenu("&File")
         for a in (self.new_action, self.search_action):
@@ -180,7 +187,28 @@ class MainWindow(QMainWindow):
         for a in (self.manager_action, self.baseline_action, self.settings_action):
             m.addAction(a)
         m = bar.addMenu("&View")
+        m.addAction(self.sidebar_action)
         m.addAction(self.colour_action)
+
+    def _toggle_sidebar(self, on: bool) -> None:
+        self._auto_hidden = False
+        self.sidebar.setVisible(on)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt naming
+        """A narrow window gives its width to the chat: the list hides, and comes back when it widens."""
+        super().resizeEvent(event)
+        narrow = self.width() < NARROW_PX
+        if narrow == self._narrow:
+            return
+        self._narrow = narrow
+        if narrow and self.sidebar_action.isChecked():
+            self.sidebar_action.setChecked(False)
+            self.sidebar.setVisible(False)
+            self._auto_hidden = True
+        elif not narrow and self._auto_hidden:
+            self.sidebar_action.setChecked(True)
+            self.sidebar.setVisible(True)
+            self._auto_hidden = False
 
     # notices -----------------------------------------------------------------------------
     def show_notice(self, kind: str, text: str) -> None:
@@ -194,6 +222,7 @@ class MainWindow(QMainWindow):
 
     def _on_current_changed(self, conversation_id: int | None) -> None:
         self.sidebar.select(conversation_id)
+        self._sync_actions()
         self.composer.focus()
 
     def new_chat(self) -> None:
@@ -228,11 +257,19 @@ class MainWindow(QMainWindow):
     # generation state --------------------------------------------------------------------
     def _on_busy(self, busy: bool) -> None:
         self.composer.set_busy(busy)
-        self.stop_action.setEnabled(busy)
-        self.regen_action.setEnabled(not busy)
         self.baseline_action.setEnabled(not busy)
+        self._sync_actions()
         if not busy:
             self.refresh_sidebar()
+
+    def _sync_actions(self) -> None:
+        """Actions that cannot do anything now are disabled (and drawn so, see theme.py)."""
+        busy = self.session.busy
+        has_chat = self.session.conversation_id is not None
+        self.stop_action.setEnabled(busy)
+        self.regen_action.setEnabled(not busy and has_chat and self.ready is not None)
+        self.rename_action.setEnabled(has_chat)
+        self.delete_action.setEnabled(has_chat)
 
     def _on_measuring(self, busy: bool) -> None:
         self.baseline_action.setEnabled(not busy)
@@ -302,11 +339,12 @@ class MainWindow(QMainWindow):
             "\n".join(getattr(info, "notes", ()) or ()) or f"{info.gpu_layers_used} layers on the GPU"
         )
         self.composer.set_ready(True)
+        self._sync_actions()
         self.view.set_empty_text("Start a conversation", "Type a message below. Enter sends, Shift+Enter adds a line.")
         notes = [n for n in (self.choice.note if self.choice else "", ready.warning) if n]
         if notes:
             self.notice.show_notice(" ".join(notes), "warning" if ready.warning else "info")
-            self._load_notice = False
+            self._load_notice = True  # e.g. "Using the bundled demo model": gone when another model loads
         elif self._load_notice:
             self.notice.dismiss()
             self._load_notice = False
@@ -318,6 +356,7 @@ class MainWindow(QMainWindow):
             return
         self.ready = None
         self.session.set_model(None)
+        self._sync_actions()
         self.load_bar.setVisible(False)
         self.model_label.setText("No model loaded")
         self.device_label.setText("")

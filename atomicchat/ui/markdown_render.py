@@ -23,37 +23,64 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 
-CODE_BG = "#f4f5f7"
-CODE_LABEL = "#6b7280"
-INLINE_CODE_BG = "#eef0f3"
-TABLE_BORDER = "#d1d5db"
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
 
-_formatter = HtmlFormatter(noclasses=True, nowrap=True, style="default")
+
+@dataclass(frozen=True)
+class RenderColours:
+    """Colours baked into the HTML; the theme sets them (light or dark) before messages render."""
+
+    code_bg: str = "#f4f5f7"
+    code_label: str = "#6b7280"
+    inline_code_bg: str = "#eef0f3"
+    table_border: str = "#d1d5db"
+    pygments_style: str = "default"
+
+
+_colours = RenderColours()
+
+
+def set_colours(colours: RenderColours) -> None:
+    global _colours
+    _colours = colours
+
+
+def colours() -> RenderColours:
+    return _colours
+
+
+@lru_cache(maxsize=8)
+def _formatter(style: str) -> HtmlFormatter:
+    return HtmlFormatter(noclasses=True, nowrap=True, style=style)
+
+
+def highlight_code(code: str, lang: str) -> str:
+    """Coloured HTML spans for `code`; escaped plain text when the language is unknown or empty."""
+    return _highlight(code, lang, _colours.pygments_style)
 
 
 @lru_cache(maxsize=512)
-def highlight_code(code: str, lang: str) -> str:
-    """Coloured HTML spans for `code`; escaped plain text when the language is unknown or empty."""
+def _highlight(code: str, lang: str, style: str) -> str:
     if lang:
         try:
             lexer = get_lexer_by_name(lang, stripnl=False, ensurenl=False)
         except ClassNotFound:
             lexer = None
         if lexer is not None:
-            return highlight(code, lexer, _formatter)
+            return highlight(code, lexer, _formatter(style))
     return html.escape(code)
 
 
 def _code_box(code: str, lang: str, index: int) -> str:
     label = html.escape(lang) if lang else "code"
     body = highlight_code(code.rstrip("\n"), lang.lower())
+    c = _colours
     # A one-cell-wide table is the only way to get a padded, shaded, full-width box in Qt rich text.
     return (
-        f'<table width="100%" cellspacing="0" cellpadding="8" style="background-color:{CODE_BG};'
+        f'<table width="100%" cellspacing="0" cellpadding="8" style="background-color:{c.code_bg};'
         ' margin-top:6px; margin-bottom:8px;">'
-        f'<tr><td style="color:{CODE_LABEL}; font-size:small; padding-bottom:0;">{label}'
-        f'&nbsp;&nbsp;<a href="copy:{index}" style="color:{CODE_LABEL};">Copy</a></td></tr>'
+        f'<tr><td style="color:{c.code_label}; font-size:small; padding-bottom:0;">{label}'
+        f'&nbsp;&nbsp;<a href="copy:{index}" style="color:{c.code_label};">Copy</a></td></tr>'
         f'<tr><td style="padding-top:2px;"><pre style="white-space:pre-wrap; margin-top:0; margin-bottom:0;">{body}</pre>'
         "</td></tr></table>\n"
     )
@@ -72,11 +99,11 @@ def _make_parser() -> MarkdownIt:
 
     def code_inline(_r: Any, tokens: list[Any], idx: int, options: Any, env: dict[str, Any]) -> str:
         text = html.escape(tokens[idx].content)
-        return f'<code style="background-color:{INLINE_CODE_BG};">&nbsp;{text}&nbsp;</code>'
+        return f'<code style="background-color:{_colours.inline_code_bg};">&nbsp;{text}&nbsp;</code>'
 
     def table_open(_r: Any, tokens: list[Any], idx: int, options: Any, env: dict[str, Any]) -> str:
         return (
-            f'<table border="1" cellspacing="0" cellpadding="5" style="border-color:{TABLE_BORDER}; border-style:solid;'
+            f'<table border="1" cellspacing="0" cellpadding="5" style="border-color:{_colours.table_border}; border-style:solid;'
             ' border-collapse:collapse; margin-top:6px; margin-bottom:8px;">\n'
         )
 

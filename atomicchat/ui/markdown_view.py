@@ -2,11 +2,13 @@
 
 While a reply streams, `stream(text)` re-renders only the unfinished last markdown block into
 the document (see markdown_render.IncrementalMarkdown); finished blocks are inserted once and
-never laid out again. Links `copy:N` copy code block N to the clipboard.
+never laid out again. Links `copy:N` copy code block N to the clipboard. With "colour accepted
+draft tokens" on, the drafted characters are shaded in the rendered text (markdown stays on).
 """
 
 from __future__ import annotations
 
+import difflib
 import html
 import math
 
@@ -14,7 +16,6 @@ from PySide6.QtCore import QSize, Qt, QUrl, Signal
 from PySide6.QtGui import (
     QColor,
     QDesktopServices,
-    QFontDatabase,
     QGuiApplication,
     QTextCharFormat,
     QTextCursor,
@@ -24,9 +25,12 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QFrame, QSizePolicy, QTextBrowser, QWidget
 
-from atomicchat.ui.markdown_render import IncrementalMarkdown, render_document
+from atomicchat.ui.markdown_render import IncrementalMarkdown, prepare_source, render_document
+from atomicchat.ui.theme import current as theme_colours
 
-DRAFT_BG = "#d9f2dd"  # accepted-draft tokens when colouring is on
+Spans = list[list[int]] | list[tuple[int, int]]
+_PLAIN = str.maketrans({"\u2029": "\n", "\u2028": "\n", "\xa0": " "})  # table frame marks never match:
+# a selection that touches one covers whole cells
 
 
 def _insert_html(cursor: QTextCursor, fragment_html: str) -> None:
@@ -53,6 +57,7 @@ def _insert_html(cursor: QTextCursor, fragment_html: str) -> None:
 
 class MarkdownView(QTextBrowser):
     copied = Signal(str)  # what was copied, for a status message
+    height_changed = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -74,16 +79,17 @@ class MarkdownView(QTextBrowser):
         self._codes: list[str] = []
         self._inc: IncrementalMarkdown | None = None
         self._tail_start = 0
-        self._plain_len = 0  # draft-colouring mode: characters already inserted
         self._fit_height()
 
     # content ---------------------------------------------------------------------------
-    def set_markdown(self, text: str) -> None:
-        """Render a whole message (history, or a reply that has finished)."""
+    def set_markdown(self, text: str, spans: Spans | None = None) -> None:
+        """Render a whole message (history, or a reply that has finished); `spans`: drafted text to shade."""
         self._inc = None
         rendered = render_document(text)
         self._codes = rendered.codes
         self.setHtml(rendered.html)
+        if spans:
+            self.colour_drafts(text, spans)
         self._fit_height()
 
     def set_plain(self, text: str) -> None:
@@ -93,18 +99,20 @@ class MarkdownView(QTextBrowser):
         self.setHtml(f'<div style="white-space:pre-wrap;">{html.escape(text)}</div>')
         self._fit_height()
 
-    def stream(self, text: str) -> None:
+    def stream(self, text: str, spans: Spans | None = None) -> None:
         """Show `text` (the whole reply so far) as markdown, re-rendering only its last block."""
         if self._inc is None:
             self._inc = IncrementalMarkdown()
             self._tail_start = 0
             self.clear()
+        doc_from, src_from = self._tail_start, self._inc.committed_chars
         new_html, tail_html = self._inc.update(text)
         cursor = QTextCursor(self.document())
         cursor.beginEditBlock()
         cursor.setPosition(self._tail_start)
         cursor.movePosition(QTextCursor.MoveOperation.End, QTextCursor.MoveMode.KeepAnchor)
         cursor.removeSelectedText()
+        cursor.setCharFormat(QTextCharFormat())  # new blocks must not inherit the shading before them
         if new_html:
             _insert_html(cursor, new_html)
             self._tail_start = cursor.position()
@@ -112,40 +120,42 @@ class MarkdownView(QTextBrowser):
             _insert_html(cursor, tail_html)
         cursor.endEditBlock()
         self._codes = list(self._inc.codes)
+        if spans:
+            if prepare_source(text) != text:  # a <think> section moves offsets: align it all
+                doc_from = src_from = 0
+            self.colour_drafts(text, spans, doc_from, src_from)
 
-    def set_coloured(self, text: str, spans: list[list[int]] | list[tuple[int, int]]) -> None:
-        """Raw text with accepted-draft characters shaded. Markdown is not rendered in this mode:
-        shading must follow the characters the model produced, which rendering rearranges."""
-        self._inc = None
-        self._codes = []
-        self.clear()
-        self._plain_len = 0
-        self.append_coloured(text, spans)
+    def colour_drafts(self, source: str, spans: Spans, doc_from: int = 0, src_from: int = 0) -> None:
+        """Shade the rendered characters that came from accepted draft tokens.
 
-    def append_coloured(self, text: str, spans: list[list[int]] | list[tuple[int, int]]) -> None:
-        """Append the part of `text` not shown yet; `spans` are absolute [start, end) positions."""
-        start = self._plain_len
-        if len(text) <= start:
+        `spans` are [start, end) offsets into the markdown `source`; the rendered document drops
+        the markup (fences, `**`, list markers) and adds labels, so source and document text are
+        aligned (difflib) and only characters present in both are shaded: code stays a code box.
+        Only the document from `doc_from` (rendered from `source[src_from:]`) is aligned.
+        """
+        doc = self.document()
+        raw = doc.toRawText()[doc_from:]
+        shown = raw.translate(_PLAIN)
+        part = source[src_from:]
+        wanted = [(max(a - src_from, 0), b - src_from) for a, b in spans if b > src_from]
+        if not wanted or not shown:
             return
-        cursor = QTextCursor(self.document())
-        cursor.movePosition(QTextCursor.MoveOperation.End)
-        plain, draft = QTextCharFormat(), QTextCharFormat()
-        fixed = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
-        for fmt in (plain, draft):  # raw token text: monospace keeps code indentation readable
-            fmt.setFontFamilies([fixed.family()])
-        draft.setBackground(QColor(DRAFT_BG))
-        pos = start
-        for a, b in spans:
-            if b <= pos:
-                continue
-            a = max(a, pos)
-            if a > pos:
-                cursor.insertText(text[pos:a], plain)
-            cursor.insertText(text[a:b], draft)
-            pos = b
-        if pos < len(text):
-            cursor.insertText(text[pos:], plain)
-        self._plain_len = len(text)
+        ranges: list[tuple[int, int]] = []
+        matcher = difflib.SequenceMatcher(None, part, shown, autojunk=False)
+        for a, b, size in matcher.get_matching_blocks():
+            for s0, e0 in wanted:
+                lo, hi = max(a, s0), min(a + size, e0)
+                if lo < hi:
+                    ranges.append((doc_from + b + lo - a, doc_from + b + hi - a))
+        fmt = QTextCharFormat()
+        fmt.setBackground(QColor(theme_colours().draft_bg))
+        cursor = QTextCursor(doc)
+        cursor.beginEditBlock()
+        for lo, hi in ranges:
+            cursor.setPosition(lo)
+            cursor.setPosition(hi, QTextCursor.MoveMode.KeepAnchor)
+            cursor.mergeCharFormat(fmt)
+        cursor.endEditBlock()
 
     def code_blocks(self) -> list[str]:
         return list(self._codes)
@@ -155,6 +165,7 @@ class MarkdownView(QTextBrowser):
         height = math.ceil(self.document().size().height()) + 2
         if self.height() != height:
             self.setFixedHeight(height)
+            self.height_changed.emit()
 
     def resizeEvent(self, event) -> None:  # noqa: N802 - Qt naming
         super().resizeEvent(event)

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QPlainTextEdit,
     QPushButton,
+    QSizePolicy,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -39,6 +40,7 @@ class MessageWidget(QFrame):
     regenerate_requested = Signal()
     measure_requested = Signal()
     copied = Signal(str)
+    geometry_changed = Signal()  # the body grew or shrank: the chat must lay out now, not a frame later
 
     def __init__(
         self,
@@ -68,11 +70,14 @@ class MessageWidget(QFrame):
         header.setSpacing(6)
         self.role = QLabel("You" if is_user else self._assistant_name())
         self.role.setObjectName("roleLabel")
-        header.addWidget(self.role)
+        # a long model name is cut, never the action buttons: the label may shrink below its text
+        self.role.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.role.setMinimumWidth(40)
+        self.role.setToolTip(self.role.text())
+        header.addWidget(self.role, 1)
         self.status = QLabel()
         self.status.setObjectName("statusLabel")
         header.addWidget(self.status)
-        header.addStretch(1)
         self.copy_button = self._tool("Copy", "Copy this message as text", self._copy_all)
         header.addWidget(self.copy_button)
         self.edit_button = self._tool("Edit", "Edit this message and regenerate the reply from here", self.start_edit)
@@ -85,6 +90,7 @@ class MessageWidget(QFrame):
 
         self.body = MarkdownView()
         self.body.copied.connect(self.copied)
+        self.body.height_changed.connect(self._relayout)
         outer.addWidget(self.body)
 
         self.editor = QPlainTextEdit()
@@ -141,6 +147,13 @@ class MessageWidget(QFrame):
         b.clicked.connect(slot)
         return b
 
+    def _relayout(self) -> None:
+        """Place the stats bar below the new body height before anything paints (else it overlaps)."""
+        layout = self.layout()
+        if layout is not None:
+            layout.activate()
+        self.geometry_changed.emit()
+
     def _assistant_name(self) -> str:
         s = self.message.stats
         return f"Assistant · {s.target_name}" if s and s.target_name else "Assistant"
@@ -149,12 +162,13 @@ class MessageWidget(QFrame):
     def _show_full(self) -> None:
         if self.message.role == "user":
             self.body.set_plain(self.text)
-        elif self._colour and self.stats.draft_spans:
-            self.body.set_coloured(self.text, self.stats.draft_spans)
         else:
-            self.body.set_markdown(self.text)
+            self.body.set_markdown(self.text, self._spans())
         self.body.setVisible(bool(self.text) or self.message.role == "user")
         self._refresh_stats()
+
+    def _spans(self) -> list[list[int]] | None:
+        return self.stats.draft_spans if self._colour and self.stats.draft_spans else None
 
     def _refresh_stats(self) -> None:
         if self.stats_bar is None:
@@ -192,6 +206,7 @@ class MessageWidget(QFrame):
         self.stats = stats
         self.draft_max = draft_max
         self.role.setText(self._assistant_name_from(stats))
+        self.role.setToolTip(self.role.text())
         self.regen_button.setVisible(False)
         self.body.setVisible(False)
         self._refresh_status(STREAMING)
@@ -211,10 +226,7 @@ class MessageWidget(QFrame):
             return
         if self.text:
             self.body.setVisible(True)
-            if self._colour:
-                self.body.append_coloured(self.text, self.stats.draft_spans)
-            else:
-                self.body.stream(self.text)
+            self.body.stream(self.text, self._spans())
         self._refresh_stats()
 
     def finish(self, status: str, stats: ReplyStats, error: str = "") -> None:
@@ -229,10 +241,7 @@ class MessageWidget(QFrame):
             # The last frame: the incremental document is already what a full render would show,
             # and re-rendering a long reply from scratch would stall the UI for tens of ms.
             self.body.setVisible(bool(self.text))
-            if self._colour:
-                self.body.append_coloured(self.text, stats.draft_spans)
-            else:
-                self.body.stream(self.text)
+            self.body.stream(self.text, self._spans())
             self._refresh_stats()
         else:
             self._show_full()

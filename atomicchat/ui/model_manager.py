@@ -39,6 +39,10 @@ from atomicchat.ui.notice_bar import NoticeBar
 log = logging.getLogger(__name__)
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def _message(exc: BaseException) -> str:
     """The models/engine packages write user-facing messages; anything else gets a plain prefix."""
     from atomicchat.engine.errors import EngineError
@@ -77,6 +81,7 @@ class ModelManager(QDialog):
         self._cards: dict[str, ModelCard] = {}
         self._jobs: dict[str, threading.Event] = {}
         self._rows: list[InstalledRow] = []
+        self._pair_problems: dict[tuple[str, str], str] = {}  # (target path, draft path) -> why not
         self._hardware: Any = None
         self._current: tuple[Path | None, Path | None] = (None, None)
         self._closed = False
@@ -224,12 +229,18 @@ class ModelManager(QDialog):
             self.notice.show_notice(f"The list of installed models could not be read: {_message(exc)}", "error")
             files, pairs = [], []
         drafts = [f for f in files if f.role == "draft"]
+        by_key = {f.key: str(f.path) for f in files}
+        listed_drafts: set[str] = set()
         for t in (f for f in files if f.role == "target"):
             paired = [
                 (p.draft.name or Path(p.draft.path).name, Path(p.draft.path)) for p in pairs if p.target.key == t.key
             ]
             paired_paths = {str(p) for _, p in paired}
             others = [(d.name or Path(d.path).name, Path(d.path)) for d in drafts if d.path not in paired_paths]
+            listed_drafts.update(str(p) for _, p in paired + others)
+            known = {
+                d: reason for (tp, d), reason in self._pair_problems.items() if tp == str(t.path) and d in by_key.values()
+            }
             self._add_row(
                 InstalledRow(
                     t.name or Path(t.path).name,
@@ -239,19 +250,21 @@ class ModelManager(QDialog):
                     others,
                     t.key,
                     self.service.is_intact(t),
+                    problems=known,
                 )
             )
         demo = self.service.demo_pair()
         if demo is not None:
             paired = [("demo draft", demo[1])] if demo[1] else []
+            listed_drafts.update(str(p) for _, p in paired)
             self._add_row(
                 InstalledRow(
                     "Bundled demo pair", demo[0], "Tiny model shipped with the app, for trying it out", paired, []
                 )
             )
-        n_drafts = len(drafts)
         self.installed_hint.setText(
-            f"{len(self._rows)} model(s), {n_drafts} draft(s) installed. Imported files stay where they are."
+            f"{_count(len(self._rows), 'model')}, {_count(len(listed_drafts), 'draft')} installed. "
+            "Imported files stay where they are."
             if self._rows
             else "Nothing installed yet. Download a pair, or import a .gguf file you already have."
         )
@@ -293,6 +306,8 @@ class ModelManager(QDialog):
             problem = await self._runner.run(self.service.pair_problem, target, draft)
         except Exception as exc:  # noqa: BLE001
             problem = _message(exc)
+        if problem:
+            self._pair_problems[(str(target), str(draft))] = problem
         for row in self._rows:
             if row.target == target:
                 row.set_pair_verdict(draft, problem)
@@ -378,6 +393,7 @@ class ModelManager(QDialog):
             self.notice.show_notice(f"{path.name} was not imported: {_message(exc)}", "error")
             return
         self.import_button.setEnabled(True)
+        self._remember_rejections(result)
         self.refresh_installed()
         self.tabs.setCurrentIndex(1)
         f = result.file
@@ -395,6 +411,21 @@ class ModelManager(QDialog):
             text += " No installed target matches it yet; import or download its target model."
             kind = "warning"
         self.notice.show_notice(text, kind)
+
+    def _remember_rejections(self, result: Any) -> None:
+        """Keep why an import did not pair, so the draft picker says it instead of "not checked"."""
+        if not result.not_paired:
+            return
+        try:
+            paths = {f.key: str(f.path) for f in self.service.installed()}
+        except Exception:  # noqa: BLE001 - the reasons are a nicety; the notice already said them
+            return
+        mine = str(result.file.path)
+        for key, reason in result.not_paired:
+            other = paths.get(key)
+            if other is not None:
+                pair = (other, mine) if result.file.role == "draft" else (mine, other)
+                self._pair_problems[pair] = reason
 
     def remove(self, key: str) -> None:
         if not key:

@@ -35,6 +35,19 @@ def _hint(text: str) -> QLabel:
     return label
 
 
+def _trained_context(info: Any | None) -> int:
+    """The loaded target's trained context length from its GGUF header; 0 when unknown."""
+    path = getattr(info, "target_path", None) if info is not None else None
+    if not path:
+        return 0
+    try:
+        from atomicchat.engine.validate import inspect_target
+
+        return int(inspect_target(path).context_length or 0)
+    except Exception:  # noqa: BLE001 - an unreadable header only means no warning
+        return 0
+
+
 class SettingsDialog(QDialog):
     def __init__(self, settings: AppSettings, info: Any | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -86,6 +99,13 @@ class SettingsDialog(QDialog):
         self.n_ctx.setValue(settings.n_ctx)
         self.n_ctx.setToolTip("Tokens of conversation the model can see; more uses more memory")
         form.addRow("Context size", self.n_ctx)
+        self._trained_ctx = _trained_context(info)
+        self.ctx_warning = _hint("")
+        self.ctx_warning.setObjectName("fitWarn")
+        self.ctx_warning.setVisible(False)
+        form.addRow("", self.ctx_warning)
+        self.n_ctx.valueChanged.connect(self._sync_ctx)
+        self._sync_ctx()
         self.gpu_layers = QSpinBox()
         self.gpu_layers.setRange(-1, 999)
         self.gpu_layers.setSpecialValueText("All that fit (-1)")
@@ -123,6 +143,16 @@ class SettingsDialog(QDialog):
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         col.addWidget(buttons)
+
+    def _sync_ctx(self) -> None:
+        """Say it next to the value: above the trained length the model has never seen such positions."""
+        trained = self._trained_ctx
+        over = bool(trained) and self.n_ctx.value() > trained
+        self.ctx_warning.setText(
+            f"Above this model's trained context of {trained:,} tokens: replies may lose track or ramble "
+            "past that point." if over else ""
+        )
+        self.ctx_warning.setVisible(over)
 
     def _sync(self) -> None:
         self.draft_max.setEnabled(self.use_draft.isChecked())

@@ -1,14 +1,16 @@
 """The live acceptance/speedup indicator under a reply: tok/s, acceptance, τ, speedup and chart.
 
 Shown while a reply streams and kept with it afterwards (its numbers are saved with the message).
+The figures sit in a flow layout: a narrow window wraps them onto a second line.
 """
 
 from __future__ import annotations
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QToolButton, QWidget
+from PySide6.QtWidgets import QLabel, QSizePolicy, QToolButton, QWidget
 
 from atomicchat.store.records import ReplyStats
+from atomicchat.ui.flow_layout import FlowLayout
 from atomicchat.ui.stats_format import format_stats, stats_tooltip
 from atomicchat.ui.step_chart import StepChart
 
@@ -19,9 +21,8 @@ class StatsBar(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("statsBar")
-        row = QHBoxLayout(self)
+        row = FlowLayout(self, spacing=10)  # wraps in a narrow window instead of widening the reply
         row.setContentsMargins(0, 2, 0, 0)
-        row.setSpacing(10)
         self.mode = QLabel()
         self.mode.setObjectName("statsMode")
         self.speed = QLabel()
@@ -37,10 +38,11 @@ class StatsBar(QWidget):
         self.measure.setAutoRaise(True)
         self.measure.clicked.connect(self.measure_requested)
         row.addWidget(self.measure)
-        row.addStretch(1)
         self.chart = StepChart()
         row.addWidget(self.chart)
-        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        policy = QSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+        policy.setHeightForWidth(True)
+        self.setSizePolicy(policy)
         self.stats = ReplyStats()
 
     def set_stats(self, stats: ReplyStats, baseline_tps: float | None, draft_max: int | None = None) -> None:

@@ -83,6 +83,7 @@ def test_import_pairs_a_matching_draft_and_explains_a_mismatch(make_window, qtbo
     m.import_file(llama_pair.draft)
     qtbot.waitUntil(lambda: "as a draft" in m.notice.label.text(), timeout=WAIT_MS)
     assert "pairs with 1" in m.notice.label.text()
+    assert m.installed_hint.text().startswith("1 model, 1 draft installed")
     (row,) = m._rows
     assert "pairs ✓" in row.draft.currentText()
     bad = write_draft(tmp_path / "wrong-width-draft.gguf", TargetSpec(), DraftSpec(n_embd=32))
@@ -90,7 +91,10 @@ def test_import_pairs_a_matching_draft_and_explains_a_mismatch(make_window, qtbo
     qtbot.waitUntil(lambda: "Imported wrong-width-draft" in m.notice.label.text(), timeout=WAIT_MS)
     assert m.notice.kind == "warning" and "Not paired" in m.notice.label.text() and "width" in m.notice.label.text()
     (row,) = m._rows
-    row.draft.setCurrentIndex(row.draft.findData(str(bad.resolve())))
+    i = row.draft.findData(str(bad.resolve()))
+    assert "does not pair" in row.draft.itemText(i) and "not checked" not in row.draft.itemText(i)
+    assert m.installed_hint.text().startswith("1 model, 2 drafts installed")
+    row.draft.setCurrentIndex(i)
     qtbot.waitUntil(lambda: "cannot pair" in row.reason.text(), timeout=WAIT_MS)
     assert "width 32" in row.reason.text() and not row.use.isEnabled()
 

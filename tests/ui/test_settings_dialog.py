@@ -60,3 +60,20 @@ def test_applying_engine_settings_reloads_and_shows_device(make_window, qtbot, t
     w.composer.button.click()
     qtbot.waitUntil(lambda: not w.session.busy and bool(script.calls), timeout=WAIT_MS)
     assert script.calls[-1]["enable_thinking"] is True
+
+
+def test_context_above_the_trained_length_is_said_next_to_the_value(qtbot, tmp_path):
+    from types import SimpleNamespace
+
+    from tests.gguf_factory import TargetSpec, write_target
+
+    target = write_target(tmp_path / "t.gguf", TargetSpec(n_ctx=2048))
+    info = SimpleNamespace(target_path=target, device="CPU", gpu_layers_used=0, notes=(), block_size=8)
+    d = SettingsDialog(AppSettings(n_ctx=2048), info)
+    qtbot.addWidget(d)
+    d.show()
+    assert not d.ctx_warning.isVisible()
+    d.n_ctx.setValue(8192)
+    assert d.ctx_warning.isVisible() and "trained context of 2,048 tokens" in d.ctx_warning.text()
+    d.n_ctx.setValue(1024)
+    assert not d.ctx_warning.isVisible()
