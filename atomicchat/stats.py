@@ -6,6 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 
 
+# A rate needs a span: one token stopped after 27 µs is not "36697 tok/s". Below these, show counts.
+MIN_RATE_TOKENS = 8
+MIN_RATE_SECONDS = 0.005  # timer resolution is far finer; the token floor does the work
+
+
 class DraftRates:
     """Mixin for records with n_generated, n_drafted, n_accepted, n_draft_steps, generate_seconds."""
 
@@ -24,6 +29,11 @@ class DraftRates:
     def tau(self) -> float:
         """Mean tokens emitted per draft step: accepted per step + the target's own token."""
         return self.n_accepted / self.n_draft_steps + 1.0 if self.n_draft_steps else 1.0
+
+    @property
+    def has_rate(self) -> bool:
+        """Enough tokens over enough time for tokens_per_second to mean something."""
+        return self.n_generated >= MIN_RATE_TOKENS and self.generate_seconds >= MIN_RATE_SECONDS
 
     @property
     def tokens_per_second(self) -> float:

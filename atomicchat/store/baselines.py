@@ -20,9 +20,10 @@ class Baseline:
     measured_at: float
 
 
-def baseline_key(target_path: str, file_size: int, device: str, n_gpu_layers: int) -> str:
-    """Same file, same device, same offload: the same baseline. A changed file gets a new one."""
-    return f"{target_path}|{file_size}|{device}|{n_gpu_layers}"
+def baseline_key(target_path: str, file_size: int, device: str, n_gpu_layers: int, draft: str = "") -> str:
+    """Same file, same device, same offload, same draft: the same baseline. A changed file gets a new one."""
+    key = f"{target_path}|{file_size}|{device}|{n_gpu_layers}"
+    return f"{key}|{draft}" if draft else key
 
 
 class BaselineStore:

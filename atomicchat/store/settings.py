@@ -31,10 +31,20 @@ class AppSettings:
     colour_draft_tokens: bool = False
     target_path: str = ""  # the chosen model; "" means pick automatically
     draft_path: str = ""
+    draft_off_for: str = ""  # target paths (one a line) where DFlash was measured slower and the user turned it off
     api_enabled: bool = False  # the local OpenAI-compatible server (Settings > Local server)
     api_host: str = "127.0.0.1"  # this computer only unless the user chooses otherwise
     api_port: int = 8080
     api_key: str = ""
+
+    def draft_off(self, target: str) -> bool:
+        return target in self.draft_off_for.splitlines()
+
+    def with_draft_off(self, target: str, off: bool) -> AppSettings:
+        from dataclasses import replace
+
+        paths = [p for p in self.draft_off_for.splitlines() if p and p != target] + ([target] if off else [])
+        return replace(self, draft_off_for="\n".join(paths))
 
     def clamped(self) -> AppSettings:
         """A copy with every number inside the range the engine accepts."""
@@ -53,6 +63,7 @@ class AppSettings:
             colour_draft_tokens=bool(self.colour_draft_tokens),
             target_path=self.target_path,
             draft_path=self.draft_path,
+            draft_off_for=self.draft_off_for,
             api_enabled=bool(self.api_enabled),
             api_host=self.api_host if self.api_host in ("127.0.0.1", "0.0.0.0", "::1", "::") else "127.0.0.1",
             api_port=min(max(int(self.api_port), 1024), 65535),

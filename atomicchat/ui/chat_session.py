@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 
 from atomicchat.store import Store, baseline_key, title_from_text
 from atomicchat.store.conversations import DEFAULT_TITLE
@@ -21,10 +21,12 @@ from atomicchat.store.records import DONE, ERROR, STOPPED, STREAMING, Message, R
 from atomicchat.store.settings import AppSettings
 from atomicchat.ui.chat_view import ChatView
 from atomicchat.ui.message_widget import MessageWidget
-from atomicchat.ui.worker import EngineHost
+from atomicchat.ui.worker import BASELINE_TOKENS, EngineHost
 from atomicchat.ui.worker_types import BaselineResult, GenRequest, GenResult, ModelReady, StreamChunk, WorkerFailure
 
 SAVE_INTERVAL_S = 0.5
+AUTO_BASELINE_DELAY_MS = 1500  # after the model loads, while the user reads or types
+AUTO_BASELINE_TOKENS = 32  # short: it runs once per model, in the background
 
 
 @dataclass
@@ -61,6 +63,7 @@ class ChatSession(QObject):
     conversations_changed = Signal()
     current_changed = Signal(object)  # conversation id or None
     measuring_changed = Signal(bool)
+    draft_off_requested = Signal(object)  # target Path: DFlash was slower here, the user turned it off
 
     def __init__(self, store: Store, host: EngineHost, view: ChatView, settings: Callable[[], AppSettings]) -> None:
         super().__init__()
@@ -73,10 +76,16 @@ class ChatSession(QObject):
         self.conversation_id: int | None = None
         self._active: _Active | None = None
         self._baseline_req: int | None = None
+        self._baseline_wanted = False
+        self._baseline_timer = QTimer(self)  # one owner, stopped at shutdown (the store closes after)
+        self._baseline_timer.setSingleShot(True)
+        self._baseline_timer.setInterval(AUTO_BASELINE_DELAY_MS)
+        self._baseline_timer.timeout.connect(self._auto_baseline)
         view.configure(self.baseline_for, settings().colour_draft_tokens)
         view.edit_submitted.connect(self.edit_and_resend)
         view.regenerate_requested.connect(self.regenerate)
         view.measure_requested.connect(self.measure_baseline)
+        view.dflash_off_requested.connect(self._turn_draft_off)
         host.chunk.connect(self._on_chunk)
         host.finished.connect(self._on_finished)
         host.failed.connect(self._on_failed)
@@ -93,8 +102,13 @@ class ChatSession(QObject):
             size = os.path.getsize(path)
         except OSError:
             size = 0
-        self.model_key = baseline_key(path, size, str(ready.info.device), ready.request.n_gpu_layers)
+        self.model_key = baseline_key(
+            path, size, str(ready.info.device), ready.request.n_gpu_layers, ready.info.draft_name or ""
+        )
         self.view.refresh_baselines()
+        if ready.info.draft_name and self.baseline_for(self.model_key) is None:
+            self._baseline_wanted = True  # measured once, when idle: the speedup figure needs it
+            self._baseline_timer.start()
 
     def baseline_for(self, key: str) -> float | None:
         if not key:
@@ -271,6 +285,8 @@ class ChatSession(QObject):
         stats = replace(a.snapshot(result.stats), finish_reason=result.reason)
         status = STOPPED if result.reason == "cancelled" else DONE
         self._end(a, status, stats)
+        if self._baseline_wanted:  # it waited for this reply
+            self._baseline_timer.start()
         if result.dropped_messages:
             n = result.dropped_messages
             self.notice.emit(
@@ -310,7 +326,22 @@ class ChatSession(QObject):
         self.busy_changed.emit(False)
 
     # baseline ----------------------------------------------------------------------------
-    def measure_baseline(self) -> None:
+    def _auto_baseline(self) -> None:
+        if not self._baseline_wanted or self.model is None or self._baseline_req is not None:
+            return
+        if self.busy:
+            return  # tried again when the reply finishes
+        if self.baseline_for(self.model_key) is not None:
+            self._baseline_wanted = False
+            return
+        self._baseline_wanted = False
+        self.measure_baseline(auto=True)
+
+    def _turn_draft_off(self) -> None:
+        if self.model is not None:
+            self.draft_off_requested.emit(self.model.request.target_path)
+
+    def measure_baseline(self, auto: bool = False) -> None:
         if self.model is None:
             self.notice.emit("error", "Load a model first; the baseline is measured on the loaded model.")
             return
@@ -319,11 +350,13 @@ class ChatSession(QObject):
             return
         if self._baseline_req is not None:
             return
-        self._baseline_req = self.host.measure_baseline()
+        self._baseline_req = self.host.measure_baseline(AUTO_BASELINE_TOKENS if auto else BASELINE_TOKENS)
+        self._baseline_auto = auto
         self.measuring_changed.emit(True)
-        self.notice.emit(
-            "info", "Measuring the target-only speed of this model (a short generation without the draft)…"
-        )
+        if not auto:
+            self.notice.emit(
+                "info", "Measuring the target-only speed of this model (a short generation without the draft)…"
+            )
 
     def _on_baseline(self, result: BaselineResult) -> None:
         if result.req_id != self._baseline_req:
@@ -332,13 +365,16 @@ class ChatSession(QObject):
         self.store.baselines.put(self.model_key, result.tokens_per_second, result.device)
         self.measuring_changed.emit(False)
         self.view.refresh_baselines()
-        self.notice.emit(
-            "info",
-            f"Target-only baseline: {result.tokens_per_second:.1f} tok/s on {result.device}. Speedups now use it.",
-        )
+        if not getattr(self, "_baseline_auto", False):
+            self.notice.emit(
+                "info",
+                f"Target-only baseline: {result.tokens_per_second:.1f} tok/s on {result.device}. Speedups now use it.",
+            )
 
     def save_interrupted(self) -> None:
         """At exit: a reply still open (the engine did not answer in time) is saved as stopped."""
+        self._baseline_wanted = False
+        self._baseline_timer.stop()
         a = self._active
         if a is not None:
             stats = replace(a.snapshot(), finish_reason="cancelled")

@@ -20,6 +20,7 @@ class ChatView(QStackedWidget):
     edit_submitted = Signal(int, str)
     regenerate_requested = Signal()
     measure_requested = Signal()
+    dflash_off_requested = Signal()
     copied = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
@@ -114,6 +115,7 @@ class ChatView(QStackedWidget):
         w.edit_submitted.connect(self.edit_submitted)
         w.regenerate_requested.connect(self.regenerate_requested)
         w.measure_requested.connect(self.measure_requested)
+        w.dflash_off_requested.connect(self.dflash_off_requested)
         w.copied.connect(self.copied)
         w.geometry_changed.connect(self._sync_geometry)
         self.column.insertWidget(self.column.count() - 1, w)

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 UNDO_MS = 10000
 NARROW_PX = 640  # below this window width the chat list hides itself (Ctrl+B brings it back)
-LOAD_KEYS = ("n_ctx", "n_gpu_layers", "draft_max", "use_draft", "target_path", "draft_path")  # need a reload
+LOAD_KEYS = ("n_ctx", "n_gpu_layers", "draft_max", "use_draft", "target_path", "draft_path", "draft_off_for")  # need a reload
 
 
 class MainWindow(QMainWindow):
@@ -115,6 +115,7 @@ class MainWindow(QMainWindow):
         self.session.conversations_changed.connect(self.refresh_sidebar)
         self.session.current_changed.connect(self._on_current_changed)
         self.session.measuring_changed.connect(self._on_measuring)
+        self.session.draft_off_requested.connect(self._turn_draft_off)
         host.ready.connect(self._on_ready)
         host.ready.connect(self.api.model_ready)
         host.loading.connect(self._on_loading)
@@ -272,8 +273,12 @@ class MainWindow(QMainWindow):
         self.delete_action.setEnabled(has_chat)
 
     def _on_measuring(self, busy: bool) -> None:
+        """The baseline runs in the worker's queue: typing goes on, a reply sent now waits a moment."""
         self.baseline_action.setEnabled(not busy)
-        self.composer.set_ready(not busy and self.ready is not None, "Measuring the baseline…" if busy else "")
+        if busy:
+            self.statusBar().showMessage("Measuring this model's target-only speed once, for the speedup figure…")
+        else:
+            self.statusBar().clearMessage()
         for w in self.view.widgets():
             if w.stats_bar is not None:
                 w.stats_bar.set_measuring(busy)
@@ -307,7 +312,7 @@ class MainWindow(QMainWindow):
         s = self.settings
         req = LoadRequest(
             target_path=choice.target,
-            draft_path=choice.draft if s.use_draft else None,
+            draft_path=choice.draft if s.use_draft and not s.draft_off(str(choice.target)) else None,
             n_ctx=s.n_ctx,
             n_gpu_layers=s.n_gpu_layers,
             draft_max=s.draft_max or None,
@@ -317,6 +322,12 @@ class MainWindow(QMainWindow):
         self.load_bar.setVisible(True)
         self.composer.set_ready(False, "Loading the model…")
         self.host.load(req)
+
+    def _turn_draft_off(self, target: Path) -> None:
+        """DFlash was measured slower than the target alone: remember it for this model and reload."""
+        self.apply_settings(self.settings.with_draft_off(str(target), True))  # reloads without the draft
+        self.show_notice("info", f"DFlash is off for {target.name}: it was slower than the model alone on this "
+                                 "computer. Settings ▸ Use the DFlash draft turns it back on.")
 
     def _on_loading(self, stage: str, value: float) -> None:
         self.load_bar.setVisible(True)
@@ -392,9 +403,15 @@ class MainWindow(QMainWindow):
     def open_settings(self) -> None:
         from atomicchat.ui.settings_dialog import SettingsDialog
 
-        dialog = SettingsDialog(self.settings, self.ready.info if self.ready else None, self)
+        target = str(self.choice.target) if self.choice else ""
+        was_off = bool(target) and self.settings.draft_off(target)  # turned off for this model only
+        shown = replace(self.settings, use_draft=self.settings.use_draft and not was_off)
+        dialog = SettingsDialog(shown, self.ready.info if self.ready else None, self)
         if dialog.exec():
-            self.apply_settings(dialog.result_settings())
+            new = dialog.result_settings()
+            if was_off:
+                new = new.with_draft_off(target, False) if new.use_draft else replace(new, use_draft=self.settings.use_draft)
+            self.apply_settings(new)
 
     def apply_settings(self, new: AppSettings) -> None:
         new = new.clamped()

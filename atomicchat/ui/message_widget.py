@@ -39,6 +39,7 @@ class MessageWidget(QFrame):
     edit_submitted = Signal(int, str)  # position, new text
     regenerate_requested = Signal()
     measure_requested = Signal()
+    dflash_off_requested = Signal()
     copied = Signal(str)
     geometry_changed = Signal()  # the body grew or shrank: the chat must lay out now, not a frame later
 
@@ -126,6 +127,7 @@ class MessageWidget(QFrame):
         if not is_user:
             self.stats_bar = StatsBar()
             self.stats_bar.measure_requested.connect(self.measure_requested)
+            self.stats_bar.dflash_off_requested.connect(self.dflash_off_requested)
             outer.addWidget(self.stats_bar)
 
         self._render_timer = QTimer(self)

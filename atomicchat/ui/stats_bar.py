@@ -17,6 +17,7 @@ from atomicchat.ui.step_chart import StepChart
 
 class StatsBar(QWidget):
     measure_requested = Signal()
+    dflash_off_requested = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -38,6 +39,13 @@ class StatsBar(QWidget):
         self.measure.setAutoRaise(True)
         self.measure.clicked.connect(self.measure_requested)
         row.addWidget(self.measure)
+        self.dflash_off = QToolButton()
+        self.dflash_off.setText("Turn DFlash off for this model")
+        self.dflash_off.setToolTip("DFlash was measured slower than the target alone here; reload without the draft")
+        self.dflash_off.setAutoRaise(True)
+        self.dflash_off.setVisible(False)
+        self.dflash_off.clicked.connect(self.dflash_off_requested)
+        row.addWidget(self.dflash_off)
         self.chart = StepChart()
         row.addWidget(self.chart)
         policy = QSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
@@ -54,6 +62,7 @@ class StatsBar(QWidget):
             label.setText(text)
             label.setVisible(bool(text))
         self.measure.setVisible(stats.used_draft and not baseline_tps)
+        self.dflash_off.setVisible(t.slower)
         self.chart.setVisible(stats.used_draft)
         if stats.used_draft:
             self.chart.set_values(stats.step_accepted, draft_max)

@@ -1,9 +1,9 @@
 """Numbers for the acceptance/speedup indicator, kept free of Qt so they are easy to test.
 
 Speedup is reply tokens/s over the measured target-only tokens/s of the same model on the same
-machine. Until that baseline is measured the figure is an estimate and says so: tokens per step
-times the share of step time spent verifying, i.e. it assumes a verify pass costs what one plain
-decode step costs (close on a GPU, optimistic on a CPU, where a wide verify batch costs more).
+machine; the baseline is measured automatically once per model after it loads. No speedup is
+shown before that (a guess would be wrong on a CPU, where a wide verify costs more than one token),
+and no rate is shown for a span too short to measure (atomicchat.stats.MIN_RATE_*).
 """
 
 from __future__ import annotations
@@ -13,37 +13,29 @@ from dataclasses import dataclass
 from atomicchat.store.records import ReplyStats
 
 
-@dataclass(frozen=True)
-class Speedup:
-    value: float
-    measured: bool
-
-
-def speedup(stats: ReplyStats, baseline_tps: float | None) -> Speedup | None:
-    if not stats.used_draft or stats.n_generated == 0:
+def speedup(stats: ReplyStats, baseline_tps: float | None) -> float | None:
+    """Measured speedup of a DFlash reply over target-only on this machine, or None."""
+    if not stats.used_draft or not stats.has_rate or not baseline_tps or baseline_tps <= 0:
         return None
-    tps = stats.tokens_per_second
-    if baseline_tps and baseline_tps > 0 and tps > 0:
-        return Speedup(tps / baseline_tps, True)
-    if stats.n_steps == 0:
-        return None
-    per_step = stats.n_generated / stats.n_steps
-    busy = stats.draft_seconds + stats.verify_seconds
-    share = stats.verify_seconds / busy if busy > 0 else 1.0
-    return Speedup(max(per_step * share, 0.0), False)
+    return stats.tokens_per_second / baseline_tps
 
 
 @dataclass(frozen=True)
 class StatsText:
-    speed: str  # "123.4 tok/s"
+    speed: str  # "123.4 tok/s" or "1 token"
     acceptance: str  # "acceptance 63% (120/190)" or ""
     tau: str  # "τ 3.41" or ""
-    speedup: str  # "2.3× vs target-only" / "≈2.3× (estimated)" / ""
+    speedup: str  # "1.40× vs target-only (23 tok/s, measured)" / "slower than target-only: 0.60× ..." / ""
     mode: str  # "DFlash" / "target only"
+    slower: bool = False  # DFlash measured slower than the target alone: offer to turn it off
+
+
+def _count(n: int) -> str:
+    return f"{n} token{'s' if n != 1 else ''}"
 
 
 def format_stats(stats: ReplyStats, baseline_tps: float | None) -> StatsText:
-    speed = f"{stats.tokens_per_second:.1f} tok/s" if stats.generate_seconds > 0 else "– tok/s"
+    speed = f"{stats.tokens_per_second:.1f} tok/s" if stats.has_rate else _count(stats.n_generated)
     if not stats.used_draft:
         return StatsText(speed, "", "", "", "target only")
     acc = (
@@ -54,12 +46,11 @@ def format_stats(stats: ReplyStats, baseline_tps: float | None) -> StatsText:
     tau = f"τ {stats.tau:.2f}"
     s = speedup(stats, baseline_tps)
     if s is None:
-        sp = ""
-    elif s.measured:
-        sp = f"{s.value:.2f}× vs target-only"
-    else:
-        sp = f"≈{s.value:.1f}× (estimated)"
-    return StatsText(speed, acc, tau, sp, "DFlash")
+        return StatsText(speed, acc, tau, "", "DFlash")
+    base = f"{baseline_tps:.0f} tok/s" if baseline_tps and baseline_tps >= 10 else f"{baseline_tps:.1f} tok/s"
+    if s < 1.0:
+        return StatsText(speed, acc, tau, f"slower than target-only: {s:.2f}× ({base}, measured)", "DFlash", True)
+    return StatsText(speed, acc, tau, f"{s:.2f}× vs target-only ({base}, measured)", "DFlash")
 
 
 def stats_tooltip(stats: ReplyStats, baseline_tps: float | None) -> str:
@@ -75,7 +66,8 @@ def stats_tooltip(stats: ReplyStats, baseline_tps: float | None) -> str:
         if baseline_tps:
             lines.append(f"Speedup against the measured target-only speed of {baseline_tps:.1f} tok/s on this machine.")
         else:
-            lines.append("Speedup is estimated until the target-only baseline is measured (Model ▸ Measure baseline).")
+            lines.append("The speedup appears once the target-only speed on this machine is measured (done once, "
+                         "automatically, after the model loads).")
     if stats.device:
         lines.append(f"Device: {stats.device}.")
     return "\n".join(lines)

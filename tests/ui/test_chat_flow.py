@@ -32,10 +32,12 @@ def test_send_streams_markdown_and_keeps_stats(make_window, qtbot, tmp_path):
     assert "color:" in html  # pygments colours
     assert reply.body.code_blocks() == ["def add(a, b):\n    return a + b\n"]
     bar = reply.stats_bar
-    assert bar.isVisible() and "tok/s" in bar.speed.text()
+    s = reply.stats
+    assert bar.isVisible() and bar.speed.text() == (f"{s.tokens_per_second:.1f} tok/s" if s.has_rate
+                                                    else f"{s.n_generated} tokens")
     assert bar.acceptance.text().startswith("acceptance ") and "%" in bar.acceptance.text()
     assert bar.tau.text().startswith("τ ")
-    assert "estimated" in bar.speedup.text()
+    assert "estimated" not in bar.speedup.text() and "≈" not in bar.speedup.text()
     assert bar.chart.values() and max(bar.chart.values()) == 5
     (m_user, m_reply) = w.store.chats.messages(w.session.conversation_id)
     assert m_reply.status == DONE and m_reply.content == CODE_REPLY
@@ -164,17 +166,37 @@ def test_target_only_reply_says_so(make_window, qtbot, tmp_path):
     assert not bar.acceptance.isVisible() and not bar.chart.isVisible() and not bar.measure.isVisible()
 
 
-def test_measure_baseline_turns_estimate_into_measurement(make_window, qtbot, tmp_path):
+def test_baseline_is_measured_automatically_once_then_speedup_is_measured(make_window, qtbot, tmp_path):
     t, d = _model(tmp_path)
-    w = make_window(t, d, Script(texts=["some reply text " * 5], step_delay=0.0005))
+    w = make_window(t, d, Script(texts=["some reply text " * 5], step_delay=0.002))
+    key = w.session.model_key
+    assert key.endswith("|" + w.ready.info.draft_name)  # per model, device, offload and draft
+    qtbot.waitUntil(lambda: w.store.baselines.get(key) is not None, timeout=WAIT_MS)  # nobody clicked
+    measured = w.store.baselines.get(key).tokens_per_second
     send(qtbot, w, "hi")
     bar = last_widget(w).stats_bar
-    assert "estimated" in bar.speedup.text()
-    bar.measure.click()
-    qtbot.waitUntil(lambda: w.store.baselines.get(w.session.model_key) is not None, timeout=WAIT_MS)
-    qtbot.waitUntil(lambda: "vs target-only" in bar.speedup.text(), timeout=WAIT_MS)
-    assert not bar.measure.isVisible()
-    assert "Target-only baseline" in w.notice.label.text()
+    qtbot.waitUntil(lambda: "target-only" in bar.speedup.text(), timeout=WAIT_MS)
+    assert f"({measured:.0f} tok/s, measured)" in bar.speedup.text() and not bar.measure.isVisible()
+    w.load_model(w.choice)  # same model again: the cached baseline is used, nothing is re-measured
+    qtbot.waitUntil(lambda: w.ready is not None and w.session.model_key == key, timeout=WAIT_MS)
+    qtbot.wait(2 * 1500)
+    assert w.session._baseline_req is None and w.store.baselines.get(key).tokens_per_second == measured
+
+
+def test_dflash_slower_than_target_offers_to_turn_it_off_for_this_model(make_window, qtbot, tmp_path):
+    t, d = _model(tmp_path)
+    w = make_window(t, d, Script(texts=["some reply text " * 5], step_delay=0.002))
+    key = w.session.model_key
+    qtbot.waitUntil(lambda: w.store.baselines.get(key) is not None, timeout=WAIT_MS)
+    w.store.baselines.put(key, 1e6, "CPU")  # the target alone measured far faster than any reply
+    send(qtbot, w, "hi")
+    bar = last_widget(w).stats_bar
+    qtbot.waitUntil(lambda: bar.dflash_off.isVisible(), timeout=WAIT_MS)
+    assert bar.speedup.text().startswith("slower than target-only: ")
+    bar.dflash_off.click()
+    qtbot.waitUntil(lambda: w.ready is not None and w.ready.info.draft_name is None, timeout=WAIT_MS)
+    assert w.store.settings.load().draft_off(str(t)) and w.settings.use_draft  # this model only
+    assert "DFlash is off for" in w.notice.label.text()
 
 
 def test_colour_draft_tokens_shades_accepted_text(make_window, qtbot, tmp_path):

@@ -25,13 +25,14 @@ def test_speedup_uses_the_measured_baseline_when_there_is_one():
         verify_seconds=0.8,
         used_draft=True,
     )
-    measured = speedup(s, baseline_tps=40.0)
-    assert measured.measured and measured.value == 2.5
-    est = speedup(s, None)
-    assert not est.measured and abs(est.value - 4.0 * 0.8) < 1e-9
+    assert speedup(s, baseline_tps=40.0) == 2.5
+    assert speedup(s, None) is None  # never a guess: no figure until this machine measured the baseline
     t = format_stats(s, None)
-    assert t.acceptance == "acceptance 50% (75/150)" and t.tau == "τ 4.00" and "estimated" in t.speedup
-    assert format_stats(s, 40.0).speedup == "2.50× vs target-only"
+    assert t.acceptance == "acceptance 50% (75/150)" and t.tau == "τ 4.00" and t.speedup == ""
+    assert format_stats(s, 40.0).speedup == "2.50× vs target-only (40 tok/s, measured)"
+    slow = format_stats(s, 250.0)
+    assert slow.slower and slow.speedup == "slower than target-only: 0.40× (250 tok/s, measured)"
+    assert not format_stats(s, 40.0).slower
     assert format_stats(ReplyStats(n_generated=5, generate_seconds=0.5), None).mode == "target only"
     assert speedup(ReplyStats(used_draft=False, n_generated=9), 10.0) is None
 
@@ -75,3 +76,11 @@ def test_cancel_before_the_worker_starts_is_honoured(qtbot):
         assert done[0].reason == "cancelled"
     finally:
         host.close()
+
+
+def test_rates_need_a_span_otherwise_counts() -> None:
+    one = ReplyStats(n_generated=1, generate_seconds=0.0000272, used_draft=True, n_steps=1)
+    t = format_stats(one, 30.0)
+    assert t.speed == "1 token" and t.speedup == ""  # not "36697.2 tok/s"
+    assert format_stats(ReplyStats(n_generated=3, generate_seconds=0.5), None).speed == "3 tokens"
+    assert format_stats(ReplyStats(n_generated=40, generate_seconds=2.0), None).speed == "20.0 tok/s"
