@@ -31,6 +31,8 @@ class AppSettings:
     colour_draft_tokens: bool = False
     target_path: str = ""  # the chosen model; "" means pick automatically
     draft_path: str = ""
+    theme: str = "system"  # "system" (follow the desktop) | "light" | "dark"
+    chat_zoom: int = 0  # chat font size steps (points) from the default, Ctrl+= / Ctrl+- / Ctrl+0
     draft_off_for: str = ""  # target paths (one a line) where DFlash was measured slower and the user turned it off
     api_enabled: bool = False  # the local OpenAI-compatible server (Settings > Local server)
     api_host: str = "127.0.0.1"  # this computer only unless the user chooses otherwise
@@ -64,6 +66,8 @@ class AppSettings:
             target_path=self.target_path,
             draft_path=self.draft_path,
             draft_off_for=self.draft_off_for,
+            theme=self.theme if self.theme in ("system", "light", "dark") else "system",
+            chat_zoom=min(max(int(self.chat_zoom), -4), 12),
             api_enabled=bool(self.api_enabled),
             api_host=self.api_host if self.api_host in ("127.0.0.1", "0.0.0.0", "::1", "::") else "127.0.0.1",
             api_port=min(max(int(self.api_port), 1024), 65535),

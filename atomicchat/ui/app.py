@@ -71,7 +71,9 @@ def run_app(args: list[str] | argparse.Namespace | None = None) -> int:
     from atomicchat.ui.theme import apply_theme
     from atomicchat.ui.worker import EngineHost
 
-    apply_theme(app)  # type: ignore[arg-type]
+    from atomicchat.store.settings import AppSettings
+
+    apply_theme(app, AppSettings().theme)  # type: ignore[arg-type]  # the saved mode is applied below
     _set_icon(app)  # type: ignore[arg-type]
     loop = async_tasks.install_loop(app)  # type: ignore[arg-type]
     try:
@@ -79,6 +81,7 @@ def run_app(args: list[str] | argparse.Namespace | None = None) -> int:
     except StoreError as exc:
         QMessageBox.critical(None, APP_NAME, str(exc))
         return 1
+    apply_theme(app, store.settings.load().theme)  # type: ignore[arg-type]
     host = EngineHost()
     window = MainWindow(store, host, auto_load=ns.model is None)
     if ns.model:

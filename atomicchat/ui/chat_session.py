@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from atomicchat.store import Store, baseline_key, title_from_text
+from atomicchat.store import Store, baseline_key
 from atomicchat.store.conversations import DEFAULT_TITLE
 from atomicchat.store.records import DONE, ERROR, STOPPED, STREAMING, Message, ReplyStats
 from atomicchat.store.settings import AppSettings
@@ -159,14 +159,14 @@ class ChatSession(QObject):
             )
             return False
         if self.conversation_id is None:
-            conv = self.store.chats.create(title_from_text(text))
+            conv = self.store.chats.create(self._new_title(text))
             self.conversation_id = conv.id
             self.conversations_changed.emit()
             self.current_changed.emit(conv.id)
         else:
             existing = self.store.chats.get(self.conversation_id)
             if existing is not None and existing.title == DEFAULT_TITLE:
-                self.store.chats.rename(existing.id, title_from_text(text))
+                self.store.chats.rename(existing.id, self._new_title(text))
         msg = self.store.chats.add_message(self.conversation_id, "user", text)
         self.view.append(msg)
         self._start_reply()
@@ -326,6 +326,14 @@ class ChatSession(QObject):
         self.busy_changed.emit(False)
 
     # baseline ----------------------------------------------------------------------------
+    def _new_title(self, text: str) -> str:
+        """First words + time, unique among the chats ("Write a function that… · 14:05")."""
+        from datetime import datetime
+
+        from atomicchat.chat_titles import chat_title
+
+        return chat_title(text, datetime.now(), {c.title for c in self.store.chats.conversations()})
+
     def _auto_baseline(self) -> None:
         if not self._baseline_wanted or self.model is None or self._baseline_req is not None:
             return

@@ -139,6 +139,14 @@ class ChatView(QStackedWidget):
         for w in self._widgets:
             w.set_colour_drafts(on)
 
+    def set_zoom(self, steps: int) -> None:
+        """Chat text size: the app's font plus `steps` points (Ctrl+= / Ctrl+- / Ctrl+0)."""
+        from PySide6.QtWidgets import QApplication
+
+        font = QApplication.font()
+        font.setPointSizeF(max(6.0, font.pointSizeF() + steps))
+        self.setFont(font)
+
     def refresh_baselines(self) -> None:
         for w in self._widgets:
             w.refresh_baseline()

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QCoreApplication, Qt, QTimer
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import QLabel, QMainWindow, QProgressBar, QSplitter, QVBoxLayout, QWidget
 
 from atomicchat import APP_NAME
@@ -107,6 +107,7 @@ class MainWindow(QMainWindow):
         self.sidebar.rename_requested.connect(self._rename)
         self.sidebar.delete_requested.connect(self.delete_chat)
         self.sidebar.search_changed.connect(lambda _q: self.refresh_sidebar())
+        self.sidebar.export_requested.connect(self.export_chat)
         self.composer.send_requested.connect(self.session.send)
         self.composer.stop_requested.connect(self.session.stop)
         self.view.copied.connect(lambda _t: self.statusBar().showMessage("Copied to the clipboard", 2000))
@@ -122,6 +123,10 @@ class MainWindow(QMainWindow):
         host.failed.connect(self._on_failed)
 
         self.refresh_sidebar()
+        self.view.set_zoom(self.settings.chat_zoom)
+        hints = QCoreApplication.instance().styleHints() if QCoreApplication.instance() else None  # type: ignore[union-attr]
+        if hints is not None and hasattr(hints, "colorSchemeChanged"):
+            hints.colorSchemeChanged.connect(self._on_system_scheme)  # Qt 6.5+: follow the desktop live
         self.api.apply(self.settings)
         self.composer.set_ready(False, "Loading the model…")
         self.composer.focus()
@@ -173,6 +178,17 @@ class MainWindow(QMainWindow):
         self.colour_action.setChecked(self.settings.colour_draft_tokens)
         self._sync_actions()
         self.sidebar_action = self._action("Chat list", "Ctrl+B", self._toggle_sidebar, "Show or hide the chat list")
+        self.zoom_in_action = self._action("Zoom in", QKeySequence.StandardKey.ZoomIn, lambda: self.zoom(1))
+        self.zoom_in_action.setShortcuts([QKeySequence("Ctrl+="), QKeySequence("Ctrl++")])
+        self.zoom_out_action = self._action("Zoom out", QKeySequence.StandardKey.ZoomOut, lambda: self.zoom(-1))
+        self.zoom_out_action.setShortcuts([QKeySequence("Ctrl+-")])
+        self.zoom_reset_action = self._action("Actual size", "Ctrl+0", lambda: self.zoom(None))
+        self.about_action = self._action("About Atomic Chat", None, self.show_about)
+        self.shortcuts_action = self._action("Keyboard shortcuts", "F1", self.show_shortcuts)
+        self.export_md_action = self._action("Export chat as Markdown…", "Ctrl+E",
+                                             lambda: self.export_chat(self.session.conversation_id, "markdown"))
+        self.export_json_action = self._action("Export chat as JSON…", None,
+                                               lambda: self.export_chat(self.session.conversation_id, "json"))
         self.sidebar_action.setCheckable(True)
         self.sidebar_action.setChecked(True)
         bar = self.menuBar()
@@ -190,6 +206,78 @@ class MainWindow(QMainWindow):
         m = bar.addMenu("&View")
         m.addAction(self.sidebar_action)
         m.addAction(self.colour_action)
+        m.addSeparator()
+        for a in (self.zoom_in_action, self.zoom_out_action, self.zoom_reset_action):
+            m.addAction(a)
+        themes = m.addMenu("Theme")
+        group = QActionGroup(self)
+        self.theme_actions: dict[str, QAction] = {}
+        for mode, label in (("system", "Follow the system"), ("light", "Light"), ("dark", "Dark")):
+            a = themes.addAction(label)
+            a.setCheckable(True)
+            a.setChecked(self.settings.theme == mode)
+            a.triggered.connect(lambda _=False, md=mode: self.set_theme(md))
+            group.addAction(a)
+            self.theme_actions[mode] = a
+        m = bar.addMenu("&Help")
+        m.addAction(self.shortcuts_action)
+        m.addAction(self.about_action)
+        f = bar.actions()[0].menu()  # File: export the open chat
+        f.insertAction(self.quit_action, self.export_md_action)
+        f.insertAction(self.quit_action, self.export_json_action)
+        f.insertSeparator(self.quit_action)
+
+    # view, help and export -----------------------------------------------------------------
+    def zoom(self, step: int | None) -> None:
+        z = 0 if step is None else self.settings.chat_zoom + step
+        self.apply_settings(replace(self.settings, chat_zoom=z))
+        self.view.set_zoom(self.settings.chat_zoom)
+
+    def set_theme(self, mode: str) -> None:
+        from PySide6.QtWidgets import QApplication
+
+        from atomicchat.ui.theme import apply_theme
+
+        self.apply_settings(replace(self.settings, theme=mode))
+        app = QApplication.instance()
+        if app is not None:
+            apply_theme(app, self.settings.theme)  # type: ignore[arg-type]
+        self.view.refresh_baselines()  # re-render replies with the new code colours
+
+    def _on_system_scheme(self, *_args: object) -> None:
+        if self.settings.theme == "system":
+            self.set_theme("system")
+
+    def show_about(self) -> None:
+        from atomicchat.ui.about_dialog import AboutDialog
+
+        AboutDialog(self).exec()
+
+    def show_shortcuts(self) -> None:
+        from atomicchat.ui.shortcuts_dialog import ShortcutsDialog
+
+        ShortcutsDialog(self.findChildren(QAction), self).exec()
+
+    def export_chat(self, conversation_id: int | None, fmt: str) -> None:
+        from PySide6.QtWidgets import QFileDialog
+
+        from atomicchat import export
+
+        conv = self.store.chats.get(conversation_id) if conversation_id is not None else None
+        if conv is None:
+            self.show_notice("warning", "Open a chat first; there is nothing to export yet.")
+            return
+        ext = export.FORMATS[fmt]
+        path, _ = QFileDialog.getSaveFileName(self, "Export chat", str(Path.home() / export.suggested_name(conv, fmt)),
+                                              f"{'JSON' if fmt == 'json' else 'Markdown'} (*{ext})")
+        if not path:
+            return
+        try:
+            out = export.write_export(Path(path), conv, self.store.chats.messages(conv.id), fmt)
+        except OSError as exc:
+            self.show_notice("error", f"The chat could not be exported to {path}: {exc.strerror or exc}.")
+            return
+        self.statusBar().showMessage(f"Exported to {out}", 4000)
 
     def _toggle_sidebar(self, on: bool) -> None:
         self._auto_hidden = False

@@ -1,4 +1,5 @@
-"""The chat list: New chat, search by text, rename in place (F2 / double-click), delete (Del).
+"""The chat list: New chat, search by text, rename in place (F2 / double-click), delete (Del), export;
+each row shows when the chat was last active ("14:05", "Yesterday", "3 Dec").
 
 It only shows and edits names; the window decides what happens (the store is not touched here).
 """
@@ -19,7 +20,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from atomicchat.chat_titles import relative_time
 from atomicchat.store.records import Conversation
+from atomicchat.ui.chat_list_delegate import TIME_ROLE, ChatListDelegate
 
 ID_ROLE = Qt.ItemDataRole.UserRole
 
@@ -30,6 +33,7 @@ class ChatSidebar(QWidget):
     rename_requested = Signal(int, str)
     delete_requested = Signal(int)
     search_changed = Signal(str)
+    export_requested = Signal(int, str)  # conversation id, "markdown" | "json"
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -57,6 +61,7 @@ class ChatSidebar(QWidget):
         self.list.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.list.setWordWrap(False)
         self.list.setUniformItemSizes(True)
+        self.list.setItemDelegate(ChatListDelegate(self.list))
         self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.list.customContextMenuRequested.connect(self._menu)
         self.list.currentItemChanged.connect(self._on_current)
@@ -87,6 +92,7 @@ class ChatSidebar(QWidget):
             item = QListWidgetItem(c.title)
             item.setData(ID_ROLE, c.id)
             item.setToolTip(c.title)
+            item.setData(TIME_ROLE, relative_time(c.updated_at))
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsEditable)
             self.list.addItem(item)
             if c.id == current_id:
@@ -135,4 +141,8 @@ class ChatSidebar(QWidget):
         menu = QMenu(self)
         menu.addAction(self.rename_action)
         menu.addAction(self.delete_action)
+        menu.addSeparator()
+        cid = int(item.data(ID_ROLE))
+        for text, fmt in (("Export as Markdown…", "markdown"), ("Export as JSON…", "json")):
+            menu.addAction(text).triggered.connect(lambda _=False, f=fmt: self.export_requested.emit(cid, f))
         menu.exec(self.list.viewport().mapToGlobal(pos))

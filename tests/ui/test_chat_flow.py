@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from PySide6.QtCore import Qt
 
 from atomicchat.store.records import DONE, ERROR, STOPPED
@@ -43,7 +45,7 @@ def test_send_streams_markdown_and_keeps_stats(make_window, qtbot, tmp_path):
     assert m_reply.status == DONE and m_reply.content == CODE_REPLY
     assert m_reply.stats.used_draft and m_reply.stats.n_accepted > 0
     assert m_reply.stats.step_accepted == bar.chart.values()
-    assert w.sidebar.list.count() == 1 and w.sidebar.list.item(0).text() == "Write add()"
+    assert w.sidebar.list.count() == 1 and re.fullmatch(r"Write add\(\) · \d\d:\d\d", w.sidebar.list.item(0).text())
 
 
 def test_copy_link_copies_the_code_block(make_window, qtbot, tmp_path, qapp):

@@ -29,7 +29,7 @@ def test_ctrl_n_starts_a_new_chat_and_switching_shows_each(make_window, qtbot, t
     assert w.session.conversation_id is None and w.view.currentWidget() is w.view.empty
     send(qtbot, w, "chat B")
     assert w.sidebar.list.count() == 2
-    assert [w.sidebar.list.item(i).text() for i in range(2)] == ["chat B", "chat A"]
+    assert [w.sidebar.list.item(i).text().split(" · ")[0] for i in range(2)] == ["chat B", "chat A"]
     w.sidebar.list.setCurrentRow(1)
     assert w.session.conversation_id == first
     assert [x.text for x in w.view.widgets()] == ["chat A", "reply A"]
@@ -63,7 +63,7 @@ def test_search_filters_by_message_text(make_window, qtbot, tmp_path):
     w.new_chat()
     send(qtbot, w, "weather")
     qtbot.keyClicks(w.sidebar.search, "banana")
-    assert [w.sidebar.list.item(i).text() for i in range(w.sidebar.list.count())] == ["fruit"]
+    assert [w.sidebar.list.item(i).text().split(" · ")[0] for i in range(w.sidebar.list.count())] == ["fruit"]
     w.sidebar.search.clear()
     assert w.sidebar.list.count() == 2
     qtbot.keyClicks(w.sidebar.search, "zzz-nothing")
@@ -79,7 +79,7 @@ def test_restart_finds_the_chat_with_its_stats(make_window, qtbot, tmp_path):
     w.shutdown()
     w.store.close()
     w2 = make_window(t, d, Script(texts=["unused"]))
-    assert w2.sidebar.list.count() == 1 and w2.sidebar.list.item(0).text() == "persist me"
+    assert w2.sidebar.list.count() == 1 and w2.sidebar.list.item(0).text().startswith("persist me · ")
     w2.sidebar.list.setCurrentRow(0)
     user, reply = w2.view.widgets()
     assert reply.text == "remember **this**" and "remember this" in reply.body.toPlainText()

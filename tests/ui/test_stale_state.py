@@ -79,3 +79,39 @@ def test_dark_theme_is_dark(qapp):
     assert "monokai" == c.pygments
     theme.apply_theme(qapp, "light")
     assert qapp.palette().color(QPalette.ColorRole.Window).lightness() > 200
+
+
+def test_view_and_help_menus_titles_zoom_theme_export(make_window, qtbot, tmp_path, monkeypatch):
+    import json
+
+    from PySide6.QtGui import QPalette
+    from PySide6.QtWidgets import QApplication, QFileDialog
+
+    from tests.ui.conftest import send
+    from tests.ui.fake_engine import Script
+
+    t = tmp_path / "t.gguf"
+    t.write_bytes(b"x")
+    w = make_window(t, None, Script(texts=["one reply", "two reply"]))
+    send(qtbot, w, "Write a function that reads a file and counts lines")
+    w.new_chat()
+    send(qtbot, w, "Write a function that reads a file and counts lines")
+    titles = [w.sidebar.list.item(i).text() for i in range(w.sidebar.list.count())]
+    assert len(set(titles)) == 2 and all(x.startswith("Write a function that reads…") for x in titles)
+    size = w.view.font().pointSizeF()
+    w.zoom_in_action.trigger()
+    w.zoom_in_action.trigger()
+    assert w.view.font().pointSizeF() == size + 2 and w.store.settings.load().chat_zoom == 2
+    w.zoom_reset_action.trigger()
+    assert w.view.font().pointSizeF() == size and w.settings.chat_zoom == 0
+    w.theme_actions["dark"].trigger()
+    window_colour = QApplication.instance().palette().color(QPalette.ColorRole.Window)
+    assert window_colour.lightness() < 80 and w.store.settings.load().theme == "dark"
+    w.theme_actions["light"].trigger()
+    assert QApplication.instance().palette().color(QPalette.ColorRole.Window).lightness() > 180
+    out = tmp_path / "chat.json"
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(out), ""))
+    w.export_json_action.trigger()
+    data = json.loads(out.read_text())
+    assert [m["role"] for m in data["messages"]] == ["user", "assistant"] and data["messages"][1]["content"]
+    assert any(a.text() == "Keyboard shortcuts" for a in w.menuBar().actions()[-1].menu().actions())
