@@ -7,6 +7,7 @@ when the app starts again were cut off by a crash and are marked "interrupted".
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
 
@@ -121,10 +122,15 @@ class ConversationStore:
                 "SELECT COALESCE(MAX(position), -1) + 1 FROM messages WHERE conversation_id = ?", (conversation_id,)
             ).fetchone()
             position = int(row[0])
+            # Never reuse the id of a message kept in a version: versions hang from their parent's id.
+            new_id = int(self.conn.execute(
+                "SELECT MAX(COALESCE((SELECT MAX(id) FROM messages), 0),"
+                " COALESCE((SELECT MAX(max_id) FROM message_versions), 0)) + 1"
+            ).fetchone()[0])
             cur = self.conn.execute(
-                "INSERT INTO messages (conversation_id, position, role, content, status, created_at, stats)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (conversation_id, position, role, content, status, now, stats.to_json() if stats else None),
+                "INSERT INTO messages (id, conversation_id, position, role, content, status, created_at, stats)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (new_id, conversation_id, position, role, content, status, now, stats.to_json() if stats else None),
             )
             self.conn.execute("UPDATE conversations SET updated_at = ? WHERE id = ?", (now, conversation_id))
         return Message(
@@ -152,10 +158,93 @@ class ConversationStore:
         self.conn.execute(f"UPDATE messages SET {', '.join(sets)} WHERE id = ?", (*args, message_id))
 
     def truncate_from(self, conversation_id: int, position: int) -> None:
-        """Delete the message at `position` and every later one (regenerate / edit-and-resend)."""
+        """Delete the message at `position` and every later one (for undoable operations only;
+        regenerate and edit keep the old tail as a version: `set_aside_from`)."""
         self.conn.execute(
             "DELETE FROM messages WHERE conversation_id = ? AND position >= ?", (conversation_id, position)
         )
+
+    # versions: regenerated replies and edited messages are alternatives, never deletions ----------
+    def _parent_id(self, conversation_id: int, position: int) -> int:
+        if position <= 0:
+            return 0
+        row = self.conn.execute(
+            "SELECT id FROM messages WHERE conversation_id = ? AND position = ?", (conversation_id, position - 1)
+        ).fetchone()
+        return int(row["id"]) if row else 0
+
+    def set_aside_from(self, conversation_id: int, position: int) -> None:
+        """Keep the message at `position` and all later ones as a version, then clear them from the
+        shown path (the new reply or edited message takes their place)."""
+        with self.db.transaction():
+            self._set_aside(conversation_id, position)
+
+    def _set_aside(self, conversation_id: int, position: int) -> None:
+        rows = self.conn.execute(
+            "SELECT * FROM messages WHERE conversation_id = ? AND position >= ? ORDER BY position",
+            (conversation_id, position),
+        ).fetchall()
+        if not rows:
+            return
+        tail = [{k: row[k] for k in row.keys()} for row in rows]
+        self.conn.execute(
+            "INSERT INTO message_versions (conversation_id, position, parent_id, head_created, max_id, messages)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (conversation_id, position, self._parent_id(conversation_id, position), float(rows[0]["created_at"]),
+             max(int(r["id"]) for r in rows), json.dumps(tail)),
+        )
+        self.conn.execute(
+            "DELETE FROM messages WHERE conversation_id = ? AND position >= ?", (conversation_id, position)
+        )
+
+    def _siblings(self, conversation_id: int, position: int) -> list[sqlite3.Row]:
+        return self.conn.execute(
+            "SELECT id, head_created FROM message_versions WHERE conversation_id = ? AND position = ? AND parent_id = ?",
+            (conversation_id, position, self._parent_id(conversation_id, position)),
+        ).fetchall()
+
+    def versions(self, conversation_id: int, position: int) -> tuple[int, int]:
+        """(index of the shown version, number of versions) for the message at `position`; (0, 1) if alone."""
+        head = self.conn.execute(
+            "SELECT created_at FROM messages WHERE conversation_id = ? AND position = ?", (conversation_id, position)
+        ).fetchone()
+        others = sorted(float(r["head_created"]) for r in self._siblings(conversation_id, position))
+        if head is None:
+            return 0, len(others)
+        shown = float(head["created_at"])
+        return sum(1 for t in others if t < shown), len(others) + 1
+
+    def version_counts(self, conversation_id: int) -> dict[int, tuple[int, int]]:
+        """versions() for every shown position that has alternatives."""
+        out = {}
+        for row in self.conn.execute(
+            "SELECT DISTINCT position FROM message_versions WHERE conversation_id = ?", (conversation_id,)
+        ).fetchall():
+            index, count = self.versions(conversation_id, int(row["position"]))
+            if count > 1:
+                out[int(row["position"])] = (index, count)
+        return out
+
+    def show_version(self, conversation_id: int, position: int, index: int) -> bool:
+        """Show version `index` (0-based, oldest first) at `position`: the shown tail is kept as a
+        version and the chosen one takes its place, with the same message ids. False if out of range."""
+        current, count = self.versions(conversation_id, position)
+        if not 0 <= index < count or index == current:
+            return False
+        others = sorted(self._siblings(conversation_id, position), key=lambda r: float(r["head_created"]))
+        chosen = others[index if index < current else index - 1]
+        with self.db.transaction():
+            data = self.conn.execute("SELECT messages FROM message_versions WHERE id = ?", (chosen["id"],)).fetchone()
+            self.conn.execute("DELETE FROM message_versions WHERE id = ?", (chosen["id"],))
+            self._set_aside(conversation_id, position)
+            for m in json.loads(data["messages"]):
+                self.conn.execute(
+                    "INSERT INTO messages (id, conversation_id, position, role, content, status, created_at, stats)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (m["id"], conversation_id, m["position"], m["role"], m["content"], m["status"], m["created_at"],
+                     m["stats"]),
+                )
+        return True
 
     def mark_interrupted(self) -> int:
         """Replies left "streaming" by a crash keep their text and are labelled interrupted."""

@@ -71,8 +71,29 @@ def _v2_baselines(conn: sqlite3.Connection) -> None:
     )
 
 
+def _v3_versions(conn: sqlite3.Connection) -> None:
+    # Alternatives of a message and of everything after it (regenerated replies, edited questions):
+    # the tail that is not shown, kept whole. parent_id is the message it follows (0 at the start),
+    # so a version belongs to one path of the conversation tree. Nothing is deleted to make room.
+    _run(
+        conn,
+        """
+        CREATE TABLE message_versions (
+            id INTEGER PRIMARY KEY,
+            conversation_id INTEGER NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+            position INTEGER NOT NULL,
+            parent_id INTEGER NOT NULL,
+            head_created REAL NOT NULL,
+            max_id INTEGER NOT NULL,
+            messages TEXT NOT NULL
+        );
+        CREATE INDEX versions_by_place ON message_versions (conversation_id, position, parent_id)
+        """,
+    )
+
+
 # MIGRATIONS[i] upgrades a file at version i to version i + 1. Append only; never edit a shipped one.
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1_initial, _v2_baselines]
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1_initial, _v2_baselines, _v3_versions]
 
 
 def default_db_path() -> Path:

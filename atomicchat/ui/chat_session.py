@@ -86,6 +86,7 @@ class ChatSession(QObject):
         view.regenerate_requested.connect(self.regenerate)
         view.measure_requested.connect(self.measure_baseline)
         view.dflash_off_requested.connect(self._turn_draft_off)
+        view.version_requested.connect(self.show_version)
         host.chunk.connect(self._on_chunk)
         host.finished.connect(self._on_finished)
         host.failed.connect(self._on_failed)
@@ -131,6 +132,7 @@ class ChatSession(QObject):
             self.view.clear_messages()
         else:
             self.view.show_messages(self.store.chats.messages(conversation_id))
+            self.refresh_versions()
         self.current_changed.emit(self.conversation_id)
 
     def new_chat(self) -> None:
@@ -182,7 +184,7 @@ class ChatSession(QObject):
             return
         last = msgs[-1]
         if last.role == "assistant":
-            self.store.chats.truncate_from(self.conversation_id, last.position)
+            self.store.chats.set_aside_from(self.conversation_id, last.position)  # kept as version 1 of n
             self.view.remove_from(last.position)
         self._start_reply()  # after a user message left without a reply, this answers it
 
@@ -200,11 +202,26 @@ class ChatSession(QObject):
         target = next((m for m in msgs if m.position == position and m.role == "user"), None)
         if target is None:
             return
-        self.store.chats.truncate_from(self.conversation_id, position + 1)
-        self.store.chats.update_message(target.id, text)
+        self.store.chats.set_aside_from(self.conversation_id, position)  # the old question and its answers stay
+        msg = self.store.chats.add_message(self.conversation_id, "user", text)
         self.view.remove_from(position)
-        self.view.append(replace(target, content=text))
+        self.view.append(msg)
         self._start_reply()
+
+    def show_version(self, position: int, index: int) -> None:
+        """Page to another version of the message at `position` (and the turns that followed it)."""
+        if self.conversation_id is None:
+            return
+        if self.busy:
+            self.notice.emit("warning", "Wait for the reply to finish (or stop it), then switch versions.")
+            return
+        if self.store.chats.show_version(self.conversation_id, position, index):
+            self.view.show_messages(self.store.chats.messages(self.conversation_id))
+            self.refresh_versions()
+
+    def refresh_versions(self) -> None:
+        if self.conversation_id is not None:
+            self.view.set_versions(self.store.chats.version_counts(self.conversation_id), enabled=not self.busy)
 
     def stop(self) -> None:
         if self._active is not None:
@@ -256,6 +273,7 @@ class ChatSession(QObject):
             )
         )
         self.busy_changed.emit(True)
+        self.refresh_versions()  # paging is off while the reply streams
 
     # streaming results -------------------------------------------------------------------
     def _on_chunk(self, chunk: StreamChunk) -> None:
@@ -324,6 +342,8 @@ class ChatSession(QObject):
             self.view.refresh_last()
         self._active = None
         self.busy_changed.emit(False)
+        if a.conversation_id == self.conversation_id:
+            self.refresh_versions()
 
     # baseline ----------------------------------------------------------------------------
     def _new_title(self, text: str) -> str:

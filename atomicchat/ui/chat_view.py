@@ -20,6 +20,7 @@ class ChatView(QStackedWidget):
     edit_submitted = Signal(int, str)
     regenerate_requested = Signal()
     measure_requested = Signal()
+    version_requested = Signal(int, int)  # position, version index
     dflash_off_requested = Signal()
     copied = Signal(str)
 
@@ -115,6 +116,7 @@ class ChatView(QStackedWidget):
         w.edit_submitted.connect(self.edit_submitted)
         w.regenerate_requested.connect(self.regenerate_requested)
         w.measure_requested.connect(self.measure_requested)
+        w.version_requested.connect(self.version_requested)
         w.dflash_off_requested.connect(self.dflash_off_requested)
         w.copied.connect(self.copied)
         w.geometry_changed.connect(self._sync_geometry)
@@ -138,6 +140,13 @@ class ChatView(QStackedWidget):
         self._colour = on
         for w in self._widgets:
             w.set_colour_drafts(on)
+
+    def set_versions(self, counts: dict[int, tuple[int, int]], enabled: bool = True) -> None:
+        """‹ i/n › on each message that has other versions; `enabled` False while a reply streams."""
+        for w in self._widgets:
+            index, count = counts.get(w.message.position, (0, 1))
+            w.pager.set_state(index, count)
+            w.pager.set_enabled(enabled)
 
     def set_zoom(self, steps: int) -> None:
         """Chat text size: the app's font plus `steps` points (Ctrl+= / Ctrl+- / Ctrl+0)."""

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 from atomicchat.store.records import ERROR, INTERRUPTED, STOPPED, STREAMING, Message, ReplyStats
 from atomicchat.ui.markdown_view import MarkdownView
 from atomicchat.ui.stats_bar import StatsBar
+from atomicchat.ui.version_pager import VersionPager
 from atomicchat.ui.worker_types import StreamChunk
 
 FRAME_MS = 33
@@ -39,6 +40,7 @@ class MessageWidget(QFrame):
     edit_submitted = Signal(int, str)  # position, new text
     regenerate_requested = Signal()
     measure_requested = Signal()
+    version_requested = Signal(int, int)  # position, version index
     dflash_off_requested = Signal()
     copied = Signal(str)
     geometry_changed = Signal()  # the body grew or shrank: the chat must lay out now, not a frame later
@@ -76,6 +78,9 @@ class MessageWidget(QFrame):
         self.role.setMinimumWidth(40)
         self.role.setToolTip(self.role.text())
         header.addWidget(self.role, 1)
+        self.pager = VersionPager()
+        self.pager.page_requested.connect(lambda i: self.version_requested.emit(self.message.position, i))
+        header.addWidget(self.pager)
         self.status = QLabel()
         self.status.setObjectName("statusLabel")
         header.addWidget(self.status)
