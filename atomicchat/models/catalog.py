@@ -95,6 +95,7 @@ class ModelSpec:
     facts: ArchFacts
     quants: tuple[Quant, ...]
     default_quant: str
+    sampling: dict[str, float] | None = None  # the publisher's recommended values (temperature, top_p, ...)
 
     def quant(self, name: str | None = None) -> Quant:
         wanted = (name or self.default_quant).lower()
@@ -186,6 +187,17 @@ def _quant(obj: dict[str, Any], where: str) -> Quant:
     )
 
 
+SAMPLING_KEYS = ("temperature", "top_p", "top_k", "min_p")
+
+
+def _sampling(obj: Any, where: str) -> dict[str, float] | None:
+    if obj is None:
+        return None
+    if not isinstance(obj, dict) or not all(isinstance(obj.get(k), int | float) for k in SAMPLING_KEYS):
+        raise CatalogError(f"The model catalog is damaged: {where} needs numbers for {', '.join(SAMPLING_KEYS)}.")
+    return {k: float(obj[k]) for k in SAMPLING_KEYS}
+
+
 def _spec(obj: Any, role: Role, where: str) -> ModelSpec:
     if not isinstance(obj, dict):
         raise CatalogError(f"The model catalog is damaged: {where} has no '{role}' section.")
@@ -202,6 +214,7 @@ def _spec(obj: Any, role: Role, where: str) -> ModelSpec:
         facts=_facts(_need(obj, "facts", f"{where} {role}", dict), f"{where} {role} facts"),
         quants=quants,
         default_quant=default,
+        sampling=_sampling(obj.get("sampling"), f"{where} {role} sampling"),
     )
     spec.quant(default)  # the default must exist
     return spec

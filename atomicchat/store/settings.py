@@ -31,6 +31,7 @@ class AppSettings:
     colour_draft_tokens: bool = False
     target_path: str = ""  # the chosen model; "" means pick automatically
     draft_path: str = ""
+    sampling_from_model: bool = True  # the publisher's recommended sampling when the model has one
     theme: str = "system"  # "system" (follow the desktop) | "light" | "dark"
     chat_zoom: int = 0  # chat font size steps (points) from the default, Ctrl+= / Ctrl+- / Ctrl+0
     draft_off_for: str = ""  # target paths (one a line) where DFlash was measured slower and the user turned it off
@@ -66,6 +67,7 @@ class AppSettings:
             target_path=self.target_path,
             draft_path=self.draft_path,
             draft_off_for=self.draft_off_for,
+            sampling_from_model=bool(self.sampling_from_model),
             theme=self.theme if self.theme in ("system", "light", "dark") else "system",
             chat_zoom=min(max(int(self.chat_zoom), -4), 12),
             api_enabled=bool(self.api_enabled),

@@ -77,6 +77,7 @@ class ChatSession(QObject):
         self._active: _Active | None = None
         self._baseline_req: int | None = None
         self._baseline_wanted = False
+        self.recommended = None  # atomicchat.models.sampling_defaults.Sampling of the loaded model
         self._baseline_timer = QTimer(self)  # one owner, stopped at shutdown (the store closes after)
         self._baseline_timer.setSingleShot(True)
         self._baseline_timer.setInterval(AUTO_BASELINE_DELAY_MS)
@@ -95,9 +96,13 @@ class ChatSession(QObject):
     # model -------------------------------------------------------------------------------
     def set_model(self, ready: ModelReady | None) -> None:
         self.model = ready
+        self.recommended = None
         if ready is None:
             self.model_key = ""
             return
+        from atomicchat.models.sampling_defaults import recommended
+
+        self.recommended = recommended(ready.request.target_path)
         path = str(ready.request.target_path)
         try:
             size = os.path.getsize(path)
@@ -186,7 +191,7 @@ class ChatSession(QObject):
         if last.role == "assistant":
             self.store.chats.set_aside_from(self.conversation_id, last.position)  # kept as version 1 of n
             self.view.remove_from(last.position)
-        self._start_reply()  # after a user message left without a reply, this answers it
+        self._start_reply(regenerate=True)  # after a user message left without a reply, this answers it
 
     def edit_and_resend(self, position: int, text: str) -> None:
         """Replace the user message at `position`, drop everything after it, and reply again."""
@@ -238,9 +243,35 @@ class ChatSession(QObject):
                 out.append({"role": m.role, "content": m.content})
         return out
 
-    def _start_reply(self) -> None:
+    def sampling(self, regenerate: bool = False) -> dict[str, float | int | None]:
+        """Temperature, top-k/p, min-p and seed for the next reply: the model's recommended values
+        (GGUF, then catalog) unless the user turned that off; Regenerate always samples a new seed and,
+        when the choice is greedy, samples anyway so that the new version can differ."""
+        import random
+
+        cfg = self._settings()
+        out: dict[str, float | int | None] = {
+            "temperature": cfg.temperature, "top_k": cfg.top_k, "top_p": cfg.top_p, "min_p": cfg.min_p, "seed": None,
+        }
+        rec = self.recommended if cfg.sampling_from_model else None
+        if rec is not None:
+            out.update({k: v for k, v in (("temperature", rec.temperature), ("top_k", rec.top_k),
+                                          ("top_p", rec.top_p), ("min_p", rec.min_p)) if v is not None})
+        if regenerate:
+            out["seed"] = random.getrandbits(32)
+            if float(out["temperature"] or 0) <= 0:
+                from atomicchat.models.sampling_defaults import FALLBACK_TEMPERATURE
+
+                out["temperature"] = FALLBACK_TEMPERATURE
+                self.notice.emit("info", f"Regenerate samples at temperature {FALLBACK_TEMPERATURE} so the new "
+                                         "version can differ; your setting (0, always the same reply) is kept for "
+                                         "new messages.")
+        return out
+
+    def _start_reply(self, regenerate: bool = False) -> None:
         assert self.conversation_id is not None and self.model is not None
         cfg = self._settings()
+        samp = self.sampling(regenerate)
         info = self.model.info
         has_draft = self.model.request.draft_path is not None and info.draft_name is not None
         use_draft = bool(cfg.use_draft and has_draft)
@@ -264,10 +295,11 @@ class ChatSession(QObject):
                 messages=history,
                 enable_thinking=cfg.enable_thinking,
                 max_tokens=cfg.max_tokens,
-                temperature=cfg.temperature,
-                top_k=cfg.top_k,
-                top_p=cfg.top_p,
-                min_p=cfg.min_p,
+                temperature=float(samp["temperature"] or 0.0),
+                top_k=int(samp["top_k"] or 0),
+                top_p=float(samp["top_p"] if samp["top_p"] is not None else 1.0),
+                min_p=float(samp["min_p"] or 0.0),
+                seed=samp["seed"],  # type: ignore[arg-type]
                 use_draft=use_draft,
                 draft_max=cfg.draft_max or None,
             )

@@ -494,7 +494,8 @@ class MainWindow(QMainWindow):
         target = str(self.choice.target) if self.choice else ""
         was_off = bool(target) and self.settings.draft_off(target)  # turned off for this model only
         shown = replace(self.settings, use_draft=self.settings.use_draft and not was_off)
-        dialog = SettingsDialog(shown, self.ready.info if self.ready else None, self)
+        dialog = SettingsDialog(shown, self.ready.info if self.ready else None, self,
+                                recommended=self.session.recommended)
         if dialog.exec():
             new = dialog.result_settings()
             if was_off:

@@ -49,7 +49,9 @@ def _trained_context(info: Any | None) -> int:
 
 
 class SettingsDialog(QDialog):
-    def __init__(self, settings: AppSettings, info: Any | None = None, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, settings: AppSettings, info: Any | None = None, parent: QWidget | None = None, recommended: Any = None
+    ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Settings")
         self.setMinimumWidth(520)
@@ -79,6 +81,17 @@ class SettingsDialog(QDialog):
         self.top_p.setSingleStep(0.05)
         self.top_p.setValue(settings.top_p)
         form.addRow("Top-p", self.top_p)
+        self.from_model = QCheckBox("Use the model's recommended sampling")
+        self.from_model.setChecked(settings.sampling_from_model)
+        form.addRow("", self.from_model)
+        self.from_model_hint = _hint(
+            f"This model recommends {recommended.describe()} (from {recommended.source})." if recommended is not None
+            else "The loaded model recommends no values; the ones above are used."
+        )
+        form.addRow("", self.from_model_hint)
+        self._has_recommended = recommended is not None
+        self.from_model.toggled.connect(self._sync_sampling)
+        self._sync_sampling()
         self.max_tokens = QSpinBox()
         self.max_tokens.setRange(16, 32768)
         self.max_tokens.setSingleStep(256)
@@ -144,6 +157,12 @@ class SettingsDialog(QDialog):
         buttons.rejected.connect(self.reject)
         col.addWidget(buttons)
 
+    def _sync_sampling(self) -> None:
+        """The fields are the user's own values: used when the model recommends none or this is off."""
+        own = not (self.from_model.isChecked() and self._has_recommended)
+        for w in (self.temperature, self.top_k, self.top_p):
+            w.setEnabled(own)
+
     def _sync_ctx(self) -> None:
         """Say it next to the value: above the trained length the model has never seen such positions."""
         trained = self._trained_ctx
@@ -171,6 +190,7 @@ class SettingsDialog(QDialog):
             top_p=round(self.top_p.value(), 3),
             max_tokens=self.max_tokens.value(),
             enable_thinking=self.thinking.isChecked(),
+            sampling_from_model=self.from_model.isChecked(),
             n_ctx=self.n_ctx.value(),
             n_gpu_layers=self.gpu_layers.value(),
             use_draft=self.use_draft.isChecked(),

@@ -48,3 +48,30 @@ def test_pager_pages_regenerated_replies_and_edited_questions(make_window, qtbot
     assert [m.content for m in again.chats.messages(cid)] == ["question", "first"]
     assert again.chats.version_counts(cid) == {0: (0, 2), 1: (0, 3)}
     again.close()
+
+
+def test_regenerate_samples_a_new_seed_and_uses_model_defaults(make_window, qtbot, tmp_path):
+    from dataclasses import replace
+
+    from atomicchat.models.sampling_defaults import Sampling
+
+    t = tmp_path / "t.gguf"
+    t.write_bytes(b"x")
+    script = Script(texts=["a", "b", "c"])
+    w = make_window(t, None, script)
+    assert w.settings.temperature == 0.0 and w.settings.sampling_from_model
+    send(qtbot, w, "q")
+    assert script.calls[-1]["params"].temperature == 0.0  # no recommendation: the user's greedy choice
+    for _ in range(2):
+        w.view.widgets()[-1].regen_button.click()
+        qtbot.waitUntil(lambda: not w.session.busy, timeout=WAIT_MS)
+    seeds = [c["params"].seed for c in script.calls[-2:]]
+    assert all(isinstance(s, int) for s in seeds) and seeds[0] != seeds[1]
+    assert all(c["params"].temperature == 0.7 for c in script.calls[-2:])
+    assert "Regenerate samples" in w.notice.label.text()
+    w.session.recommended = Sampling(0.6, 0.95, 20, 0.0, "test")
+    send(qtbot, w, "again")
+    assert (script.calls[-1]["params"].temperature, script.calls[-1]["params"].top_k) == (0.6, 20)
+    w.settings = replace(w.settings, sampling_from_model=False)
+    send(qtbot, w, "mine")
+    assert script.calls[-1]["params"].temperature == 0.0
