@@ -38,7 +38,8 @@ def test_tiny_pair_streams_with_dflash_stats_and_regenerates(make_window, qtbot,
     reply.regen_button.click()
     qtbot.waitUntil(lambda: not w.session.busy, timeout=WAIT_MS)
     msgs = w.store.chats.messages(w.session.conversation_id)
-    assert len(msgs) == 2 and msgs[1].status == DONE and msgs[1].content == first  # greedy: same text
+    assert len(msgs) == 2 and msgs[1].status == DONE and msgs[1].content != first  # sampled with a new seed
+    assert w.store.chats.versions(w.session.conversation_id, 1) == (1, 2)  # the first reply is kept
 
 
 def test_tiny_pair_stop_and_restart(make_window, qtbot, llama_pair):
