@@ -26,7 +26,7 @@ from atomicchat.ui.worker_types import BaselineResult, GenRequest, GenResult, Mo
 
 SAVE_INTERVAL_S = 0.5
 AUTO_BASELINE_DELAY_MS = 1500  # after the model loads, while the user reads or types
-AUTO_BASELINE_TOKENS = 32  # short: it runs once per model, in the background
+AUTO_BASELINE_TOKENS = BASELINE_TOKENS  # runs once per model, in the background; shorter would flatter it
 
 
 @dataclass
@@ -221,6 +221,12 @@ class ChatSession(QObject):
             self.notice.emit("warning", "Wait for the reply to finish (or stop it), then switch versions.")
             return
         if self.store.chats.show_version(self.conversation_id, position, index):
+            self.view.show_messages(self.store.chats.messages(self.conversation_id))
+            self.refresh_versions()
+
+    def redraw(self) -> None:
+        """Render the open chat again (a theme change: code colours are baked into rendered replies)."""
+        if self.conversation_id is not None and not self.busy:
             self.view.show_messages(self.store.chats.messages(self.conversation_id))
             self.refresh_versions()
 

@@ -242,7 +242,7 @@ class MainWindow(QMainWindow):
         app = QApplication.instance()
         if app is not None:
             apply_theme(app, self.settings.theme)  # type: ignore[arg-type]
-        self.view.refresh_baselines()  # re-render replies with the new code colours
+        self.session.redraw()  # replies are rendered with the theme's code colours
 
     def _on_system_scheme(self, *_args: object) -> None:
         if self.settings.theme == "system":

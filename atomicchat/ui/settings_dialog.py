@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QSpinBox,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -57,6 +58,8 @@ class SettingsDialog(QDialog):
         self.setMinimumWidth(520)
         self._base = settings
         col = QVBoxLayout(self)
+        self.tabs = QTabWidget()  # three short pages instead of one tall form that clips its hints
+        col.addWidget(self.tabs, 1)
 
         chat = QGroupBox("Chat")
         form = QFormLayout(chat)
@@ -102,7 +105,7 @@ class SettingsDialog(QDialog):
         form.addRow("Thinking", self.thinking)
         self.thinking_hint = _hint(f"Off by default with DFlash: {THINKING_REASON}")
         form.addRow("", self.thinking_hint)
-        col.addWidget(chat)
+        self.tabs.addTab(chat, "Chat")
 
         engine = QGroupBox("Engine (changes reload the model)")
         form = QFormLayout(engine)
@@ -145,9 +148,9 @@ class SettingsDialog(QDialog):
         self.draft_max.setValue(settings.draft_max)
         self.draft_max.setToolTip("Tokens drafted per step; automatic = the draft's block size - 1")
         form.addRow("Draft length", self.draft_max)
-        col.addWidget(engine)
+        self.tabs.addTab(engine, "Engine")
         self.server = ServerSettingsGroup(settings)
-        col.addWidget(self.server)
+        self.tabs.addTab(self.server, "Local server")
         self.use_draft.toggled.connect(self._sync)
         self.thinking.toggled.connect(self._sync)
         self._sync()
