@@ -83,7 +83,7 @@ def _ffn(w: GGUFWriter, r: _Rand, i: int, n_embd: int, n_ff: int) -> None:
     w.add_tensor(f"blk.{i}.ffn_down.weight", r.w(n_embd, n_ff))
 
 
-def write_target(path: Path, spec: TargetSpec = TargetSpec()) -> Path:
+def write_target(path: Path, spec: TargetSpec = TargetSpec()) -> Path:  # noqa: B008
     path = Path(path)
     w = GGUFWriter(str(path), spec.arch)
     a = spec.arch

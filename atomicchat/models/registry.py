@@ -59,6 +59,7 @@ class InstalledFile:
     quant: str | None = None
     added_at: float = 0.0
     note: str = ""
+    last_used: float = 0.0  # when the app last loaded it (0: never)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> InstalledFile:
@@ -191,6 +192,28 @@ class Registry:
         return [k for k, v in state.files.items() if v.get("pair_id") == name]
 
     # ------------------------------------------------------------ changes
+
+    def mark_used(self, path: str | Path, when: float | None = None) -> bool:
+        """Stamp the entries of this file with the time it was loaded; False when it is not registered."""
+        import time as _time
+
+        target = str(Path(path))
+        stamp = _time.time() if when is None else when
+
+        def change(state: _State) -> bool:
+            hit = False
+            for data in state.files.values():
+                if data.get("path") == target:
+                    data["last_used"] = stamp
+                    hit = True
+            return hit
+
+        return bool(self._update(change))
+
+    @staticmethod
+    def is_missing(f: InstalledFile) -> bool:
+        """Deleted or moved outside the app (not merely changed)."""
+        return not os.path.exists(f.path)
 
     def put(self, f: InstalledFile) -> InstalledFile:
         def change(state: _State) -> None:

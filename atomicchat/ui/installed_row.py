@@ -33,6 +33,7 @@ class InstalledRow(QFrame):
         others: list[tuple[str, Path]],
         key: str = "",
         intact: bool = True,
+        missing: bool = False,
         parent: QWidget | None = None,
         problems: dict[str, str] | None = None,
     ) -> None:
@@ -55,9 +56,21 @@ class InstalledRow(QFrame):
         self.remove.setVisible(bool(key))
         self.remove.clicked.connect(lambda: self.remove_requested.emit(self.key))
         head.addWidget(self.remove)
+        self.open_folder = QPushButton("Open folder")
+        self.open_folder.setToolTip(str(target.parent))
+        self.open_folder.clicked.connect(self._open_folder)
+        self.open_folder.setEnabled(target.parent.is_dir())
+        head.addWidget(self.open_folder)
         col.addLayout(head)
-        info = QLabel(detail if intact else f"{detail} · the file changed or is missing; import it again")
-        info.setObjectName("hint" if intact else "fitBad")
+        if missing:  # deleted or moved outside the app: say so plainly, it is not an error of the app
+            text = f"Missing: {target.name} is no longer at {target.parent}. Remove forgets it; import it again if you moved it."
+        elif not intact:
+            text = f"{detail} · the file changed since it was checked; import it again"
+        else:
+            text = detail
+        info = QLabel(text)
+        info.setObjectName("hint" if intact or missing else "fitBad")
+        self.info = info
         info.setWordWrap(True)
         col.addWidget(info)
         row = QHBoxLayout()
@@ -77,7 +90,8 @@ class InstalledRow(QFrame):
         self.reason.setWordWrap(True)
         self.reason.setVisible(False)
         col.addWidget(self.reason)
-        self.use.setEnabled(intact)
+        self._usable = intact and not missing
+        self.use.setEnabled(self._usable)
         self._paired = {str(p) for _, p in paired}
 
     def selected_draft(self) -> Path | None:
@@ -91,13 +105,13 @@ class InstalledRow(QFrame):
 
     def set_current(self, current: bool) -> None:
         self.use.setText("In use" if current else "Use")
-        self.use.setEnabled(not current)
+        self.use.setEnabled(not current and self._usable)
 
     def _on_draft(self, _i: int) -> None:
         draft = self.selected_draft()
         if draft is None or str(draft) in self._paired:
             self.reason.setVisible(False)
-            self.use.setEnabled(True)
+            self.use.setEnabled(self._usable)
             return
         if str(draft) in self._problems:  # already known: say why at once, no second check
             self.reason.setVisible(True)
@@ -121,16 +135,25 @@ class InstalledRow(QFrame):
             self.reason.setText("This draft pairs with the target ✓")
             self.reason.setObjectName("fitGood")
             self._paired.add(str(draft))
-            self.use.setEnabled(True)
+            self.use.setEnabled(self._usable)
         self.reason.style().unpolish(self.reason)
         self.reason.style().polish(self.reason)
+
+    def _open_folder(self) -> None:
+        from PySide6.QtCore import QUrl
+        from PySide6.QtGui import QDesktopServices
+
+        QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.target.parent)))
 
     def _use(self) -> None:
         self.use_requested.emit(self.target, self.selected_draft())
 
 
 def describe(f: Any) -> str:
-    """Size, origin and verification of a registry file, in a few words."""
+    """Size on disk, origin, verification and last use of a registry file, in a few words."""
+    from atomicchat.chat_titles import relative_time
+
     origin = f"{f.repo} · {f.quant}" if f.source == "hub" and f.repo else f"imported from {Path(f.path).parent}"
     check = "verified" if f.verified else "not verified"
-    return f"{human_bytes(f.size)} · {origin} · {check}"
+    used = f"last used {relative_time(f.last_used)}" if getattr(f, "last_used", 0) else "never used"
+    return f"{human_bytes(f.size)} on disk · {origin} · {check} · {used}"

@@ -424,6 +424,7 @@ class MainWindow(QMainWindow):
 
     def _on_ready(self, ready: ModelReady) -> None:
         self.ready = ready
+        self.models.mark_used(ready.request.target_path)
         self.session.set_model(ready)
         self.load_bar.setVisible(False)
         info = ready.info

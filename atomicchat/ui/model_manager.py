@@ -250,6 +250,7 @@ class ModelManager(QDialog):
                     others,
                     t.key,
                     self.service.is_intact(t),
+                    missing=not Path(t.path).exists(),
                     problems=known,
                 )
             )

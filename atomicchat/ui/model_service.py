@@ -79,6 +79,13 @@ class ModelService:
     def installed_pairs(self) -> list[Any]:
         return self.registry.pairs()
 
+    def mark_used(self, path: Path) -> None:
+        """Remember when a model was last loaded (shown in the manager); never fails the load."""
+        try:
+            self.registry.mark_used(path)
+        except Exception:  # noqa: BLE001 - a registry that cannot be written costs only the timestamp
+            pass
+
     def is_intact(self, f: Any) -> bool:
         from atomicchat.models.registry import Registry
 

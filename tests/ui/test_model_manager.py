@@ -121,3 +121,30 @@ def test_bundled_demo_is_used_by_default_and_says_so(make_window, qtbot, llama_p
     w.composer.set_text("hi")
     assert w.composer.button.isEnabled()
     QApplication.processEvents()
+
+
+def test_installed_rows_show_last_use_open_folder_and_missing_files(make_window, qtbot, tmp_path, monkeypatch):
+    from PySide6.QtGui import QDesktopServices
+
+    from atomicchat.models.registry import Registry
+    from tests.gguf_factory import write_target
+
+    (tmp_path / "keep").mkdir()
+    (tmp_path / "gone").mkdir()
+    keep = write_target(tmp_path / "keep" / "kept.gguf", TargetSpec())
+    gone = write_target(tmp_path / "gone" / "gone.gguf", TargetSpec())
+    reg = Registry()
+    reg.import_gguf(keep)
+    reg.import_gguf(gone)
+    reg.mark_used(keep)
+    gone.unlink()  # deleted outside the app
+    w = make_window()
+    m = _manager(qtbot, w)
+    rows = {r.target.name: r for r in m._rows}
+    assert "last used" in rows["kept.gguf"].info.text() and "on disk" in rows["kept.gguf"].info.text()
+    assert rows["gone.gguf"].info.text().startswith("Missing: gone.gguf is no longer at")
+    assert rows["gone.gguf"].info.objectName() == "hint" and not rows["gone.gguf"].use.isEnabled()
+    opened = []
+    monkeypatch.setattr(QDesktopServices, "openUrl", lambda url: opened.append(url.toLocalFile()) or True)
+    rows["kept.gguf"].open_folder.click()
+    assert opened == [str(keep.parent)]
