@@ -7,6 +7,10 @@ import sys
 
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["--engine-child"]:  # the supervised engine process (atomicchat.engine.proc)
+        from atomicchat.engine.proc.child import run
+
+        return run(args[1:])
     from atomicchat import cli
 
     if args and (args[0] in cli.COMMANDS or args[0] in ("--help-commands", "--version", "--self-test")):

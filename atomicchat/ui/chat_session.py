@@ -17,7 +17,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from atomicchat.store import Store, baseline_key
 from atomicchat.store.conversations import DEFAULT_TITLE
-from atomicchat.store.records import DONE, ERROR, STOPPED, STREAMING, Message, ReplyStats
+from atomicchat.store.records import DONE, ERROR, INTERRUPTED, STOPPED, STREAMING, Message, ReplyStats
 from atomicchat.store.settings import AppSettings
 from atomicchat.ui.chat_view import ChatView
 from atomicchat.ui.message_widget import MessageWidget
@@ -357,17 +357,18 @@ class ChatSession(QObject):
             )
 
     def _on_failed(self, failure: WorkerFailure) -> None:
-        if failure.kind == "baseline" and failure.req_id == self._baseline_req:
+        if failure.kind in ("baseline", "crash") and failure.req_id == self._baseline_req:
             self._baseline_req = None
             self.measuring_changed.emit(False)
             self.notice.emit("error", f"Measuring the baseline failed: {failure.message}")
             return
         a = self._active
-        if failure.kind != "generate" or a is None or failure.req_id != a.req_id:
+        if failure.kind not in ("generate", "crash") or a is None or failure.req_id != a.req_id:
             return
         stats = replace(a.snapshot(), finish_reason="error", error=failure.message)
-        self._end(a, ERROR, stats)
-        self.notice.emit("error", failure.message)
+        self._end(a, INTERRUPTED if failure.kind == "crash" else ERROR, stats)  # the text so far is kept
+        if failure.kind != "crash":  # the window shows a crash with its Reload button
+            self.notice.emit("error", failure.message)
 
     def _end(self, a: _Active, status: str, stats: ReplyStats) -> None:
         text = "".join(a.text)

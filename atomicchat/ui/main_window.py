@@ -452,6 +452,15 @@ class MainWindow(QMainWindow):
             self._manager.set_current(ready.request.target_path, ready.request.draft_path)
 
     def _on_failed(self, failure: WorkerFailure) -> None:
+        if failure.kind == "crash":  # the engine process died or hung; the window and the chat stay
+            self.ready = None
+            self.session.set_model(None)
+            self._sync_actions()
+            self.model_label.setText("The model stopped")
+            self.composer.set_ready(False, "The model stopped; reload it to go on")
+            self.notice.show_notice(failure.message, "error", "Reload model", lambda: self.load_model(self.choice))
+            self._load_notice = True
+            return
         if failure.kind != "load":
             return
         self.ready = None

@@ -43,9 +43,17 @@ CHUNK_INTERVAL_S = 0.016  # batch steps into at most ~60 signals per second
 
 
 def _default_factory(config: Any, progress: Callable[[str, float], None]) -> Any:
-    from atomicchat.engine import Engine  # llama.cpp loads here, on the worker thread
+    """The engine in a supervised child process: a native abort, hang or out-of-memory kill there
+    ends the child, never the window (atomicchat.engine.proc)."""
+    from atomicchat.engine.proc import EngineProcess
 
-    return Engine(config, progress=progress)
+    return EngineProcess(config, progress=progress)
+
+
+def _is_crash(exc: BaseException) -> bool:
+    from atomicchat.engine.proc import EngineCrashed
+
+    return isinstance(exc, EngineCrashed)
 
 
 def stats_from_engine(gs: Any) -> ReplyStats:
@@ -147,9 +155,17 @@ class EngineWorker(QObject):
             self._run_generation(req)
         except BaseException as exc:  # noqa: BLE001
             log.warning("generation failed", exc_info=True)
-            self.failed.emit(WorkerFailure(req.req_id, "generate", _user_message(exc), traceback.format_exc()))
+            self.failed.emit(WorkerFailure(req.req_id, self._kind(exc, "generate"), _user_message(exc),
+                                           traceback.format_exc()))
         finally:
             self._forget(req.req_id)
+
+    def _kind(self, exc: BaseException, kind: str) -> str:
+        """"crash" when the engine process died or hung: it is gone, the model must be loaded again."""
+        if _is_crash(exc):
+            self._close_engine()
+            return "crash"
+        return kind
 
     def _run_generation(self, req: GenRequest) -> None:
         from atomicchat.engine import GenParams
@@ -227,7 +243,8 @@ class EngineWorker(QObject):
             )
         except BaseException as exc:  # noqa: BLE001
             log.warning("baseline failed", exc_info=True)
-            self.failed.emit(WorkerFailure(req_id, "baseline", _user_message(exc), traceback.format_exc()))
+            self.failed.emit(WorkerFailure(req_id, self._kind(exc, "baseline"), _user_message(exc),
+                                           traceback.format_exc()))
         finally:
             self._forget(req_id)
 
@@ -326,15 +343,22 @@ class EngineHost(QObject):
     def close(self, timeout_ms: int = 60000) -> bool:
         """Stop the running request, free the model on its own thread, and join the thread.
 
-        A generation stops within one step; a model load cannot be interrupted, so this may wait
-        for it to finish (better than destroying a running QThread, which aborts the process)."""
+        A generation stops within one step. A load, or an engine that stopped answering, gets 3 s;
+        then its process is ended, which frees the thread (never a destroyed running QThread, which
+        would abort the app)."""
         if self._closed:
             return True
         self._closed = True
         for req_id in range(1, self._next_id + 1):
             self.worker.cancel(req_id)
         self._shutdown.emit()
-        done = self.thread.wait(timeout_ms)
+        done = self.thread.wait(min(timeout_ms, 3000))
+        if not done:  # a load or a hung call in the engine process: end the process, the thread follows
+            from atomicchat.engine.proc.client import kill_all
+
+            log.warning("the engine did not stop within 3 s; ending its process")
+            kill_all()
+            done = self.thread.wait(max(0, timeout_ms - 3000))
         if not done:
             log.warning("the engine thread did not stop within %d ms", timeout_ms)
         return done

@@ -74,7 +74,7 @@ class BaselineResult:
 @dataclass(frozen=True)
 class WorkerFailure:
     req_id: int  # 0 for a failed load
-    kind: str  # "load" | "generate" | "baseline"
+    kind: str  # "load" | "generate" | "baseline" | "crash" (the engine process died or hung: reload)
     message: str  # a sentence for the user
     details: str = ""  # traceback, for the log only
 

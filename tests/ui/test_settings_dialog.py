@@ -72,6 +72,7 @@ def test_context_above_the_trained_length_is_said_next_to_the_value(qtbot, tmp_p
     d = SettingsDialog(AppSettings(n_ctx=2048), info)
     qtbot.addWidget(d)
     d.show()
+    d.tabs.setCurrentIndex(1)  # the Engine page, where the context size is set
     assert not d.ctx_warning.isVisible()
     d.n_ctx.setValue(8192)
     assert d.ctx_warning.isVisible() and "trained context of 2,048 tokens" in d.ctx_warning.text()

@@ -1,0 +1,132 @@
+"""The engine in its supervised child process: same tokens as in-process; a child killed, aborted by
+a real GGML_ASSERT, hung or deaf to Stop becomes an EngineCrashed sentence; close ends the child."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from atomicchat import demo
+from atomicchat.engine import Engine, EngineConfig, Finished, GenParams, Step
+from atomicchat.engine.errors import ModelFileError
+from atomicchat.engine.proc import EngineCrashed, EngineProcess
+from atomicchat.engine.proc import client as proc_client
+from atomicchat.engine.tiny_models import TargetSpec, write_target
+
+
+def _final(events) -> Finished:  # noqa: ANN001
+    out = [e for e in events if isinstance(e, Finished)]
+    assert len(out) == 1
+    return out[0]
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    try:  # a zombie still answers kill(0); it holds no memory
+        return Path(f"/proc/{pid}/status").read_text().split("State:")[1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return True
+
+
+@pytest.mark.parametrize("which", ["llama", "demo"])
+def test_child_gives_the_same_tokens_and_counts_as_in_process(which, llama_pair):
+    if which == "demo":
+        if not demo.demo_available():
+            pytest.skip("no demo pair")
+        cfg = EngineConfig(demo.demo_target_path(), demo.demo_draft_path(), n_ctx=1024, n_threads=1)
+    else:
+        cfg = EngineConfig(llama_pair.target, llama_pair.draft, n_ctx=512, n_threads=1)
+    messages = [{"role": "user", "content": "Write a class for a stack"}]
+    with EngineProcess(cfg) as child, Engine(cfg) as ref:
+        assert child.info == ref.info and child.n_ctx == ref.n_ctx
+        assert child.chat_prompt(messages) == ref.chat_prompt(messages)
+        assert child.tokenize("hello world") == ref.tokenize("hello world")
+        prompt = ref.chat_prompt(messages)
+        for params in (GenParams(max_tokens=60), GenParams(max_tokens=40, temperature=0.8, seed=7)):
+            a, b = _final(child.generate(prompt, params)), _final(ref.generate(prompt, params))
+            assert a.tokens == b.tokens and a.reason == b.reason
+            assert (a.stats.n_drafted, a.stats.n_accepted) == (b.stats.n_drafted, b.stats.n_accepted)
+
+
+def test_cancel_is_honoured_between_steps(llama_pair):
+    cfg = EngineConfig(llama_pair.target, llama_pair.draft, n_ctx=2048, n_threads=1)
+    with EngineProcess(cfg) as child:
+        seen = []
+        stop = lambda: len(seen) >= 3  # noqa: E731
+        for ev in child.generate([1, 2, 3], GenParams(max_tokens=1500), should_stop=stop):
+            seen.append(ev)
+        assert isinstance(seen[-1], Finished) and seen[-1].reason == "cancelled"
+        assert seen[-1].stats.n_generated < 1500 and child.alive()
+        assert _final(child.generate([1, 2], GenParams(max_tokens=5))).stats.n_generated == 5  # still serving
+
+
+def test_sigkill_mid_reply_is_a_sentence_and_a_new_child_works(llama_pair):
+    cfg = EngineConfig(llama_pair.target, llama_pair.draft, n_ctx=4096, n_threads=1)
+    child = EngineProcess(cfg)
+    pid = child.pid
+    with pytest.raises(EngineCrashed, match="crashed while writing the reply: it was killed") as e:
+        for ev in child.generate([1, 2, 3], GenParams(max_tokens=3000)):
+            if isinstance(ev, Step) and ev.stats.n_generated > 5:
+                os.kill(pid, signal.SIGKILL)
+    assert "reload the model" in str(e.value) and _gone(pid)
+    child.close()
+    with EngineProcess(cfg) as again:
+        assert _final(again.generate([1, 2], GenParams(max_tokens=4))).stats.n_generated == 4
+
+
+def test_real_ggml_assert_while_loading_names_llama_cpps_reason(tmp_path):
+    bad = write_target(tmp_path / "zero-layers.gguf", TargetSpec(n_layer=0))
+    t0 = time.monotonic()
+    with pytest.raises((EngineCrashed, ModelFileError)) as e:
+        EngineProcess(EngineConfig(bad, None, n_ctx=256, n_threads=1))
+    if isinstance(e.value, EngineCrashed):  # no preflight refused it: llama.cpp aborted the child
+        assert "crashed while loading: llama.cpp reported GGML_ASSERT(" in str(e.value)
+        assert "n_layer" in str(e.value)
+    assert time.monotonic() - t0 < 30
+
+
+def test_sigabrt_and_a_hang_and_a_deaf_child(llama_pair, monkeypatch):
+    cfg = EngineConfig(llama_pair.target, llama_pair.draft, n_ctx=4096, n_threads=1)
+    with EngineProcess(cfg) as child:
+        os.kill(child.pid, signal.SIGABRT)
+        with pytest.raises(EngineCrashed, match="it ended with SIGABRT"):
+            child.chat_prompt([{"role": "user", "content": "hi"}])
+    monkeypatch.setattr(proc_client, "CALL_TIMEOUT_S", 1.0)
+    with EngineProcess(cfg) as child:
+        pid = child.pid
+        child.test_sleep(30)  # stands in for llama.cpp spinning inside a decode
+        t0 = time.monotonic()
+        with pytest.raises(EngineCrashed, match="stopped answering"):
+            child.tokenize("hi")
+        assert time.monotonic() - t0 < 5 and _gone(pid)
+    with EngineProcess(cfg) as child:
+        pid = child.pid
+        seen: list[object] = []
+        frozen: list[bool] = []
+
+        def stop() -> bool:
+            if len(seen) >= 2 and not frozen:
+                os.kill(pid, signal.SIGSTOP)  # frozen: it can neither decode nor hear the Stop
+                frozen.append(True)
+            return bool(frozen)
+
+        t0 = time.monotonic()
+        with pytest.raises(EngineCrashed, match="did not stop within 2 s"):
+            for ev in child.generate([1, 2, 3], GenParams(max_tokens=3000), should_stop=stop):
+                seen.append(ev)
+        assert 1.5 < time.monotonic() - t0 < 8 and _gone(pid)
+
+
+def test_close_ends_the_child_so_its_memory_is_returned(llama_pair):
+    child = EngineProcess(EngineConfig(llama_pair.target, None, n_ctx=512, n_threads=1))
+    pid = child.pid
+    assert not _gone(pid)
+    child.close()
+    assert _gone(pid) and not child.alive()
