@@ -66,6 +66,11 @@ class Engine:
             self.ext = load_ext()  # fail before loading gigabytes of weights
         self.tinfo: TargetInfo = tinfo
         self.dinfo: DraftInfo | None = dinfo
+        if not C().llama_supports_gpu_offload():  # with a GPU the weights sit in VRAM: the probe differs
+            from atomicchat.engine.memory import check_memory
+
+            bs = dinfo.block_size if dinfo else 0
+            check_memory(tinfo, dinfo, config.n_ctx, min(config.draft_max or bs - 1, bs - 1) if dinfo else 0)
         try:
             self._load(progress)
         except BaseException:

@@ -9,6 +9,7 @@ length and byte span (the span of `tokenizer.ggml.tokens` is hashed to compare v
 from __future__ import annotations
 
 import hashlib
+import os
 import mmap
 import struct
 from dataclasses import dataclass, field
@@ -24,6 +25,9 @@ _SCALARS: dict[int, str] = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "
 _STRING = 8
 _ARRAY = 9
 _SMALL_ARRAY = 4096  # arrays up to this length are decoded; longer ones are summarised
+
+
+MAX_ARRAY_DEPTH = 4  # GGUF metadata nests arrays at most this deep (real files: 1)
 
 
 @dataclass(frozen=True)
@@ -78,8 +82,9 @@ class GGUFHeader:
 
 
 class _Cursor:
-    def __init__(self, buf: mmap.mmap | bytes, path: Path) -> None:
+    def __init__(self, buf: mmap.mmap | bytes, path: Path, total: int | None = None) -> None:
         self.buf = buf
+        self.total = len(buf) if total is None else total  # the file's size (buf may be its first bytes)
         self.off = 0
         self.path = path
 
@@ -103,15 +108,22 @@ class _Cursor:
         n = self.take("Q")
         self.off += n
 
-    def value(self, vtype: int) -> Any:
+    def value(self, vtype: int, depth: int = 0) -> Any:
         if vtype in _SCALARS:
             return self.take(_SCALARS[vtype])
         if vtype == _STRING:
             return self.string()
         if vtype == _ARRAY:
+            if depth >= MAX_ARRAY_DEPTH:
+                raise ModelFileError(f"{self.path.name} nests metadata arrays deeper than {MAX_ARRAY_DEPTH}; "
+                                     "the file is damaged or hostile.")
             item_type = self.take("I")
             length = self.take("Q")
             start = self.off
+            smallest = struct.calcsize(_SCALARS[item_type]) if item_type in _SCALARS else 8
+            if length > (self.total - self.off) // smallest:  # declared longer than the file: refuse now
+                raise ModelFileError(f"{self.path.name} declares a metadata array of {length:,} items, more than the "
+                                     "file holds; the file is damaged.")
             if length > _SMALL_ARRAY:
                 if item_type in _SCALARS:
                     self.off += length * struct.calcsize(_SCALARS[item_type])
@@ -120,21 +132,29 @@ class _Cursor:
                         self.skip_string()
                 else:
                     for _ in range(length):
-                        self.value(item_type)
+                        self.value(item_type, depth + 1)
                 return ArraySummary(length, item_type, start, self.off)
-            return [self.value(item_type) for _ in range(length)]
+            return [self.value(item_type, depth + 1) for _ in range(length)]
         raise ModelFileError(f"{self.path.name} has an unknown GGUF value type {vtype}; the file may be damaged.")
 
 
 def read_header(path: str | Path) -> GGUFHeader:
     """Read metadata and tensor directory; raise ModelFileError with a plain reason on any problem."""
+    import stat as _stat
+
     p = Path(path).expanduser()
-    if not p.exists():
-        raise ModelFileError(f"Model file not found: {p}")
-    if p.is_dir():
-        raise ModelFileError(f"{p} is a folder, not a GGUF model file.")
     try:
-        size = p.stat().st_size
+        st = os.stat(p)  # never open what is not a regular file: a FIFO or a device would block or never end
+    except FileNotFoundError:
+        raise ModelFileError(f"Model file not found: {p}") from None
+    except OSError as exc:
+        raise ModelFileError(f"Cannot read {p.name[:80]}: {exc.strerror or exc}.") from exc
+    if _stat.S_ISDIR(st.st_mode):
+        raise ModelFileError(f"{p} is a folder, not a GGUF model file.")
+    if not _stat.S_ISREG(st.st_mode):
+        raise ModelFileError(f"{p} is not a regular file (a pipe, socket or device); choose a .gguf model file.")
+    try:
+        size = st.st_size
         with open(p, "rb") as fh:
             if size < 24:
                 raise ModelFileError(f"{p.name} is not a GGUF model file (only {size} bytes).")
@@ -150,7 +170,7 @@ def read_header(path: str | Path) -> GGUFHeader:
 
 
 def _parse(mm: mmap.mmap, path: Path, size: int) -> GGUFHeader:
-    cur = _Cursor(mm, path)
+    cur = _Cursor(mm, path, size)
     cur.off = 4
     version = cur.take("I")
     if version not in (2, 3):

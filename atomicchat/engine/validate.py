@@ -49,6 +49,57 @@ class DraftInfo:
     header: GGUFHeader
 
 
+MAX_LAYERS = 512  # llama.cpp's LLAMA_MAX_LAYERS: more (or 0) is a GGML_ASSERT that aborts the process
+MAX_EMBD = 1 << 16
+MAX_HEADS = 1024
+MAX_HEAD_DIM = 4096
+MAX_CONTEXT = 1 << 24
+MAX_VOCAB = 1 << 24
+MAX_BLOCK_SIZE = 64  # DFlash drafts use 16; llama.cpp sizes its draft buffers from it
+
+
+def _bounded(header: GGUFHeader, key: str, value: object, lo: int, hi: int, what: str) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
+        raise ModelFileError(f"{header.path.name} has {key} = {value!r}; {what} must be between {lo:,} and {hi:,}, "
+                             "so llama.cpp would refuse or crash on it.")
+
+
+def check_hparams(header: GGUFHeader) -> None:
+    """Bounds for every hyperparameter llama.cpp asserts on or sizes buffers from, as one sentence."""
+    arch = header.architecture
+    n_layer = header.arch_key("block_count")
+    _bounded(header, f"{arch}.block_count", n_layer, 1, MAX_LAYERS, "the number of layers")
+    _bounded(header, f"{arch}.embedding_length", header.arch_key("embedding_length"), 1, MAX_EMBD, "the model width")
+    heads = header.arch_key("attention.head_count")
+    kv = header.arch_key("attention.head_count_kv")
+    for key, value, lo in (("attention.head_count", heads, 1), ("attention.head_count_kv", kv, 0)):
+        if value is None:
+            continue
+        values = value if isinstance(value, list) else [value]
+        if isinstance(value, list) and len(value) != n_layer:
+            raise ModelFileError(f"{header.path.name} lists {len(value)} values for {arch}.{key} but has {n_layer} "
+                                 "layers; the file is damaged.")
+        for v in values:
+            _bounded(header, f"{arch}.{key}", v, lo, MAX_HEADS, "each layer's attention head count")
+    if isinstance(heads, int) and isinstance(kv, int) and kv > 0 and heads % kv:
+        raise ModelFileError(f"{header.path.name} has {heads} attention heads and {kv} KV heads; the first must be a "
+                             "multiple of the second.")
+    for key in ("attention.key_length", "attention.value_length"):
+        if header.arch_key(key) is not None:
+            _bounded(header, f"{arch}.{key}", header.arch_key(key), 1, MAX_HEAD_DIM, "the head size")
+    rope = header.arch_key("rope.dimension_count")
+    if rope is not None:
+        _bounded(header, f"{arch}.rope.dimension_count", rope, 2, MAX_HEAD_DIM, "the rotary dimension")
+        if rope % 2:
+            raise ModelFileError(f"{header.path.name} has an odd {arch}.rope.dimension_count ({rope}); it must be even.")
+    if header.arch_key("context_length") is not None:
+        _bounded(header, f"{arch}.context_length", header.arch_key("context_length"), 1, MAX_CONTEXT,
+                 "the trained context")
+    if header.n_vocab > MAX_VOCAB:
+        raise ModelFileError(f"{header.path.name} has a vocabulary of {header.n_vocab:,} tokens, more than "
+                             f"{MAX_VOCAB:,}; the file is damaged.")
+
+
 def _int(header: GGUFHeader, suffix: str, what: str) -> int:
     value = header.arch_key(suffix)
     if not isinstance(value, int) or isinstance(value, bool):
@@ -67,6 +118,7 @@ def inspect_target(path: str | Path) -> TargetInfo:
         )
     if header.n_vocab == 0:
         raise ModelFileError(f"{header.path.name} has no tokenizer vocabulary; it cannot be used for chat.")
+    check_hparams(header)
     template = header.get("tokenizer.chat_template")
     return TargetInfo(
         path=header.path,
@@ -106,6 +158,10 @@ def inspect_draft(path: str | Path) -> DraftInfo:
         raise DraftMismatchError(f"{name} has no valid mask token ('tokenizer.ggml.mask_token_id'); DFlash needs one to draft.")
     causal = header.arch_key("attention.causal", False)
     block_size = header.arch_key("block_size", 16)
+    check_hparams(header)
+    _bounded(header, "dflash.block_size", block_size, 2, MAX_BLOCK_SIZE, "the draft block size")
+    if len(set(layers)) != len(layers) or min(layers) < 0:
+        raise ModelFileError(f"{name} lists target layers {layers}: each must be a different layer id of 0 or more.")
     return DraftInfo(
         path=header.path,
         name=header.name,
