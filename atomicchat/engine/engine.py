@@ -115,6 +115,11 @@ class Engine:
             self._init_draft(threads, batch_threads)
 
         self.template = chat.pick_template(self.tinfo.chat_template or self.target.chat_template(), self.tinfo.arch)
+        self.template_note = ""
+        try:  # a template that fails (or is a bomb) is replaced once, here, not at every message
+            self.render_chat([{"role": "system", "content": "s"}, {"role": "user", "content": "u"}])
+        except chat.TemplateError as exc:
+            self._fallback_template(exc)
         used = 0
         if offload_lines:
             m = _OFFLOAD_RE.search(offload_lines[-1])
@@ -128,6 +133,8 @@ class Engine:
             device = "CPU (GPU layers set to 0)"
         else:
             device = f"GPU ({used}/{self.target.n_layer + 1} layers)" if used else "CPU (no GPU layers were offloaded)"
+        if self.template_note:
+            notes.append(self.template_note)
         if self.tinfo.context_length and n_ctx > self.tinfo.context_length:
             notes.append(f"Context {n_ctx} exceeds the model's trained {self.tinfo.context_length} tokens.")
         self.info = EngineInfo(
@@ -204,6 +211,14 @@ class Engine:
             eos_token=self.target.token_text(eos) if eos >= 0 else "",
             enable_thinking=enable_thinking,
         )
+
+    def _fallback_template(self, exc: Exception) -> None:
+        fallback = chat.pick_template(None, self.tinfo.arch)
+        if self.template == fallback:
+            raise exc
+        self.template = fallback
+        name = "Gemma" if fallback == chat.GEMMA else "ChatML"
+        self.template_note = f"{exc} The built-in {name} template is used instead."
 
     def chat_prompt(self, messages: list[dict[str, str]], enable_thinking: bool | None = None) -> list[int]:
         assert self.target is not None
