@@ -53,8 +53,22 @@ def _validate(args: argparse.Namespace) -> None:
         raise CliError("--draft-max must be at least 1")
     if args.draft_max is not None and not args.draft:
         raise CliError("--draft-max needs --draft")
-    if args.temperature < 0:
-        raise CliError("--temperature cannot be negative")
+    import math
+
+    for flag, value, lo, hi in (("--temperature", args.temperature, 0.0, 100.0), ("--top-p", args.top_p, 0.0, 1.0),
+                                ("--min-p", args.min_p, 0.0, 1.0)):
+        if math.isfinite(value) and value < 0:
+            raise CliError(f"{flag} cannot be negative")
+        if not math.isfinite(value) or not lo <= value <= hi:
+            raise CliError(f"{flag} must be a number from {lo:g} to {hi:g}, not {value}")
+    if args.top_k < 0:
+        raise CliError("--top-k cannot be negative")
+    for flag, text in (("--prompt", args.prompt), ("--system", args.system)):
+        if text is not None:
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError:
+                raise CliError(f"{flag} is not valid UTF-8 text (check the terminal's encoding)") from None
     if args.ctx < 16:
         raise CliError("--ctx must be at least 16")
     if args.seed is not None and not 0 <= args.seed < 2**32:

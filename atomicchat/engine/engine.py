@@ -92,8 +92,9 @@ class Engine:
             self.block_size = 0
             self.draft_max = 0
         self.n_vocab = self.target.n_vocab
-        n_batch = max(cfg.n_batch, self.draft_max + 1, 1)
-        n_ctx = max(cfg.n_ctx, n_batch)
+        # The batch is clamped to the context (not the context raised to the batch: --ctx 256 is 256).
+        n_ctx = max(cfg.n_ctx, self.draft_max + 1, 1)
+        n_batch = max(min(cfg.n_batch, n_ctx), self.draft_max + 1, 1)
         threads = cfg.n_threads or default_threads(self.tinfo.file_size)
         batch_threads = cfg.n_threads or max(threads, default_threads(self.tinfo.file_size))
 
@@ -226,7 +227,30 @@ class Engine:
         bos = self.target.bos()
         bos_text = self.target.token_text(bos) if bos >= 0 else ""
         add_special = not (bos_text and text.startswith(bos_text))
-        return self.target.tokenize(text, add_special=add_special, parse_special=True)
+        tok = self.target.tokenize
+        risky = [m["content"] for m in messages if m.get("content") and
+                 tok(m["content"], add_special=False, parse_special=True) != tok(m["content"], add_special=False,
+                                                                                  parse_special=False)]
+        if not risky:  # the usual case: nothing typed looks like a control token; tokens as before
+            return tok(text, add_special=add_special, parse_special=True)
+        # Text the user typed is text: "<|im_start|>" inside a message must not become a control token.
+        # Only the template's own markup is parsed for special tokens; each typed span is not.
+        out: list[int] = []
+        cursor = 0
+        first = True
+        for content in risky:
+            at = text.find(content, cursor)
+            if at < 0:
+                continue
+            if at > cursor:
+                out += tok(text[cursor:at], add_special=add_special and first, parse_special=True)
+                first = False
+            out += tok(content, add_special=add_special and first, parse_special=False)
+            first = False
+            cursor = at + len(content)
+        if cursor < len(text):
+            out += tok(text[cursor:], add_special=add_special and first, parse_special=True)
+        return out
 
     # ------------------------------------------------------------------ low-level steps
     def _check(self, rc: int, what: str) -> None:
@@ -408,9 +432,10 @@ class Engine:
         if not prompt:
             raise EngineError("The prompt is empty.")
         if len(prompt) >= self.n_ctx:
+            size = "fills the whole" if len(prompt) == self.n_ctx else "is longer than the"
             raise ContextFullError(
-                f"The conversation is {len(prompt)} tokens long, more than the context of {self.n_ctx} tokens. "
-                "Start a new chat or raise the context size."
+                f"The conversation is {len(prompt)} tokens long and {size} context of {self.n_ctx} tokens, "
+                "leaving no room for a reply. Start a new chat or raise the context size."
             )
         bad = [t for t in prompt if not 0 <= t < self.n_vocab]
         if bad:
@@ -451,7 +476,7 @@ class Engine:
                 stats.generate_seconds = time.perf_counter() - t_gen
                 if reason is None and len(out) >= params.max_tokens:
                     reason = "length"
-                if reason is None and pos >= self.n_ctx:
+                if reason is None and pos + 1 >= self.n_ctx:  # prompt + reply fill the context, as llama.cpp counts
                     reason = "context"
                 self._commit(seq, pos, use_draft)
                 n_ok = min(len(acc) - 1, len(emit))  # accepted draft tokens come first
@@ -471,7 +496,7 @@ class Engine:
                     break
                 id_last = seq[-1]
                 remaining = params.max_tokens - len(out)
-                n_use = min(n_max, remaining - 1, self.n_ctx - pos - 1)
+                n_use = min(n_max, remaining - 1, self.n_ctx - pos - 2)  # the accepted run stays inside the context
                 if use_draft and n_use >= 1 and pos + n_max < self.n_ctx:
                     acc, n_drafted = self._dflash_step(id_last, pos, n_max, n_use, sampler, stats)
                 else:

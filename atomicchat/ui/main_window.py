@@ -441,7 +441,10 @@ class MainWindow(QMainWindow):
         self.composer.set_ready(True)
         self._sync_actions()
         self.view.set_empty_text("Start a conversation", "Type a message below. Enter sends, Shift+Enter adds a line.")
-        notes = [n for n in (self.choice.note if self.choice else "", ready.warning) if n]
+        base = "" if getattr(info, "has_chat_template", True) else (
+            f"{info.target_name} has no chat template, so it looks like a base model (it continues text rather "
+            "than answering); Atomic Chat lays the chat out as ChatML for it.")
+        notes = [n for n in (self.choice.note if self.choice else "", ready.warning, base) if n]
         if notes:
             self.notice.show_notice(" ".join(notes), "warning" if ready.warning else "info")
             self._load_notice = True  # e.g. "Using the bundled demo model": gone when another model loads

@@ -70,3 +70,31 @@ def test_not_gguf_file(tmp_path):
     r = cli("generate", "--model", str(bad), "--prompt", "hi")
     assert r.returncode == 1
     assert "not a GGUF" in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize(
+    ("flags", "expected"),
+    [
+        (["--temperature", "nan"], "error: --temperature must be a number from 0 to 100, not nan"),
+        (["--temperature", "inf"], "error: --temperature must be a number from 0 to 100, not inf"),
+        (["--top-p", "1.5"], "error: --top-p must be a number from 0 to 1, not 1.5"),
+    ],
+)
+def test_bad_sampling_numbers_are_one_line(llama_pair, flags, expected):
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "atomicchat", "generate", "--model", str(llama_pair.target),
+                        "--prompt", "hi", *flags], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and r.stderr.strip() == expected
+
+
+def test_invalid_utf8_prompt_is_one_line(llama_pair):
+    import os
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable.encode(), b"-m", b"atomicchat", b"generate", b"--model",
+                        str(llama_pair.target).encode(), b"--prompt", b"bad \xff\xfe bytes"],
+                       capture_output=True, timeout=60, env={**os.environ, "PYTHONIOENCODING": "utf-8"})
+    assert r.returncode == 2 and b"--prompt is not valid UTF-8" in r.stderr and b"Traceback" not in r.stderr
