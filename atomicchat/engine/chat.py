@@ -38,8 +38,12 @@ class TemplateError(EngineError):
     """The model's chat template failed to render."""
 
 
+class TemplateRefusal(TemplateError):
+    """The template's own raise_exception(): it works, and this conversation breaks its rules."""
+
+
 def _raise(message: str) -> None:
-    raise TemplateError(f"The model's chat template refused the conversation: {message}")
+    raise TemplateRefusal(f"The model's chat template refused the conversation: {message}")
 
 
 def _tojson(value: Any, indent: int | None = None, ensure_ascii: bool = False, **_: Any) -> str:

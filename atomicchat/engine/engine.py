@@ -117,8 +117,10 @@ class Engine:
 
         self.template = chat.pick_template(self.tinfo.chat_template or self.target.chat_template(), self.tinfo.arch)
         self.template_note = ""
-        try:  # a template that fails (or is a bomb) is replaced once, here, not at every message
-            self.render_chat([{"role": "system", "content": "s"}, {"role": "user", "content": "u"}])
+        try:  # a template that is broken (or a bomb) is replaced once, here, not at every message
+            self.render_chat([{"role": "user", "content": "u"}])
+        except chat.TemplateRefusal:
+            pass  # the template works and has rules of its own (e.g. no system role): they stand
         except chat.TemplateError as exc:
             self._fallback_template(exc)
         used = 0

@@ -160,6 +160,15 @@ def inspect_draft(path: str | Path) -> DraftInfo:
     block_size = header.arch_key("block_size", 16)
     check_hparams(header)
     _bounded(header, "dflash.block_size", block_size, 2, MAX_BLOCK_SIZE, "the draft block size")
+    n_blocks = int(header.arch_key("block_count"))
+    needed = ["fc.weight", "enc.output_norm.weight", "output_norm.weight"] + [
+        f"blk.{i}.{t}.weight" for i in range(n_blocks) for t in ("attn_q", "attn_k", "attn_v", "attn_output", "ffn_down")
+    ]
+    missing = [t for t in needed if t not in header.tensors]
+    if missing:
+        raise ModelFileError(f"{name} lacks the tensor{'s' if len(missing) > 1 else ''} {', '.join(missing[:3])}"
+                             f"{' …' if len(missing) > 3 else ''}; it is not a complete DFlash draft, and llama.cpp "
+                             "would refuse to load it.")
     if len(set(layers)) != len(layers) or min(layers) < 0:
         raise ModelFileError(f"{name} lists target layers {layers}: each must be a different layer id of 0 or more.")
     return DraftInfo(

@@ -122,3 +122,21 @@ def test_cli_huge_context_is_refused_before_loading(llama_pair):
     r = subprocess.run([sys.executable, "-m", "atomicchat", "generate", "--model", str(llama_pair.target),
                         "--prompt-tokens", "1,2", "--ctx", "1000000000"], capture_output=True, text=True, timeout=120)
     assert r.returncode == 1 and "Context 1,000,000,000 needs" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_import_pairs_only_what_the_engine_would_load(tmp_path, llama_pair):
+    import numpy as np
+
+    from atomicchat.models.registry import Registry
+
+    incomplete = write_draft(tmp_path / "no-fc.gguf", TargetSpec(),
+                             DraftSpec(extra_tensors={"decoy.weight": np.zeros(4, dtype=np.float32)}))
+    data = incomplete.read_bytes().replace(b"fc.weight", b"fx.weight")  # the fusion layer is gone
+    incomplete.write_bytes(data)
+    with pytest.raises(ModelFileError, match="lacks the tensor fc.weight"):
+        inspect_draft(incomplete)
+    reg = Registry(tmp_path / "registry.json")
+    reg.import_gguf(llama_pair.target)
+    with pytest.raises(EngineError):
+        reg.import_gguf(incomplete)  # refused with the reason, never listed as paired
+    assert not reg.pairs()

@@ -50,5 +50,8 @@ def make_draft(path: Path, *, tokens: list[str] = TOKENS, pad_bytes: int = 1 << 
     w.add_string("tokenizer.ggml.model", "gpt2")
     w.add_token_list(tokens)
     w.add_uint32("tokenizer.ggml.mask_token_id", len(tokens) - 1)
+    for name in ["fc", "enc.output_norm", "output_norm"] + [f"blk.{i}.{t}" for i in range(2) for t in (
+            "attn_q", "attn_k", "attn_v", "attn_output", "ffn_down")]:
+        w.add_tensor(f"{name}.weight", np.zeros(4, dtype=np.float32))  # what a DFlash draft must carry
     _finish(w, pad_bytes)
     return path.read_bytes()
