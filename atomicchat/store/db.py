@@ -115,15 +115,38 @@ class Database:
             raise StoreError(f"Cannot open the chat database at {self.path}: {exc}.") from exc
         self.conn.row_factory = sqlite3.Row
         try:
-            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.execute("PRAGMA busy_timeout = 10000")  # a second app creating the file at once waits
+            self._journal_wal()
             self.conn.execute("PRAGMA synchronous=NORMAL")
             self.conn.execute("PRAGMA foreign_keys=ON")
+            check = self.conn.execute("PRAGMA quick_check").fetchone()
+            if check is not None and str(check[0]).lower() != "ok":
+                raise sqlite3.DatabaseError(f"integrity check: {check[0]}")
             self._migrate()
         except StoreError:
             raise
-        except sqlite3.DatabaseError as exc:
+        except sqlite3.Error as exc:
             self.conn.close()
+            text = str(exc).lower()
+            if "readonly" in text or "read-only" in text:
+                raise StoreError(f"The chat database at {self.path} cannot be written (the file or its folder is "
+                                 "read-only).") from exc
             raise StoreError(f"The chat database at {self.path} is damaged or not a database ({exc}).") from exc
+
+    def _journal_wal(self) -> None:
+        """Switch to WAL. Two processes creating the file at the same moment can get "locked" here
+        without SQLite's busy handler being asked, so retry for a few seconds before giving up."""
+        import time
+
+        deadline = time.monotonic() + 10.0
+        while True:
+            try:
+                self.conn.execute("PRAGMA journal_mode=WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc).lower() or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
 
     @property
     def schema_version(self) -> int:
@@ -143,7 +166,9 @@ class Database:
             )
         for version in range(current, target):
             try:
-                with self.transaction():
+                with self.transaction():  # BEGIN IMMEDIATE: one process migrates, the other waits
+                    if self.schema_version > version:
+                        continue  # another process did this step while we waited for the lock
                     self._migrations[version](self.conn)
                     self.conn.execute(f"PRAGMA user_version = {version + 1}")
             except sqlite3.Error as exc:

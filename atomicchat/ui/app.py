@@ -29,6 +29,89 @@ def _set_icon(app: QApplication) -> None:
         app.setWindowIcon(icon)
 
 
+def _open_store_or_recover():  # noqa: ANN202 - Store | None
+    """The store, or after a damaged/unwritable one the user's choice: keep the file aside and start
+    fresh (renamed, never deleted), or quit. ATOMICCHAT_STORE_ANSWER=fresh|quit answers for tests."""
+    import os
+
+    from atomicchat.store import StoreError, open_store, set_aside
+    from atomicchat.store.db import default_db_path
+
+    try:
+        return open_store()
+    except StoreError as exc:
+        problem = str(exc)
+    answer = os.environ.get("ATOMICCHAT_STORE_ANSWER")
+    if answer is None:
+        box = QMessageBox(QMessageBox.Icon.Critical, APP_NAME, problem)
+        box.setInformativeText("Atomic Chat can keep the damaged file aside (renamed, nothing is deleted) and "
+                               "start with an empty chat list, or quit so that you can look at it first.")
+        fresh = box.addButton("Keep it aside and start fresh", QMessageBox.ButtonRole.AcceptRole)
+        box.addButton("Quit", QMessageBox.ButtonRole.RejectRole)
+        box.exec()
+        answer = "fresh" if box.clickedButton() is fresh else "quit"
+    if answer != "fresh":
+        print(f"error: {problem}", file=sys.stderr)
+        return None
+    try:
+        kept = set_aside(default_db_path())
+        store = open_store()
+    except (StoreError, OSError) as exc:
+        QMessageBox.critical(None, APP_NAME, f"Starting fresh failed too: {exc}")
+        return None
+    print(f"The damaged chat database was kept as {kept}.", file=sys.stderr)
+    return store
+
+
+class SingleInstance:
+    """One window per data folder: a second start asks the first (QLocalSocket) to come to the front."""
+
+    def __init__(self) -> None:
+        import hashlib
+
+        from atomicchat.paths import data_dir
+
+        digest = hashlib.sha256(str(data_dir()).encode()).hexdigest()[:16]
+        self.name = f"{APP_ID}-{digest}"
+        self.server = None
+        self.window = None  # set once the main window exists
+
+    def forward_to_running(self) -> bool:
+        from PySide6.QtNetwork import QLocalSocket
+
+        sock = QLocalSocket()
+        sock.connectToServer(self.name)
+        if not sock.waitForConnected(500):
+            return False
+        sock.write(b"activate\n")
+        sock.waitForBytesWritten(1000)
+        sock.disconnectFromServer()
+        print("Atomic Chat is already running; its window was brought to the front.", file=sys.stderr)
+        return True
+
+    def listen(self) -> None:
+        from PySide6.QtNetwork import QLocalServer
+
+        QLocalServer.removeServer(self.name)  # a crashed instance's stale socket (nobody answered on it)
+        self.server = QLocalServer()
+        self.server.newConnection.connect(self._activate)
+        self.server.listen(self.name)
+
+    def _activate(self) -> None:
+        conn = self.server.nextPendingConnection() if self.server is not None else None
+        if conn is not None:
+            conn.readyRead.connect(lambda: (conn.readAll(), None))
+            conn.disconnected.connect(conn.deleteLater)
+        window = self.window
+        if window is None:
+            return
+        window.showNormal()
+        window.raise_()
+        window.activateWindow()
+        print("Atomic Chat: another start asked for this window; it was brought to the front.", file=sys.stderr,
+              flush=True)
+
+
 def _screenshot_when_ready(window, host, path: str, timeout_s: float) -> None:  # noqa: ANN001
     """Grab the window from the screen (the X server's pixels under xcb) after the model is ready
     or `timeout_s` passed, save it as PNG and close: for the xcb start-up test and screenshots."""
@@ -64,7 +147,6 @@ def run_app(args: list[str] | argparse.Namespace | None = None) -> int:
     app.setApplicationVersion(__version__)
     app.setDesktopFileName(APP_ID)  # Wayland matches the window to atomicchat.desktop by this
 
-    from atomicchat.store import StoreError, open_store
     from atomicchat.ui import async_tasks
     from atomicchat.ui.main_window import MainWindow
     from atomicchat.ui.model_service import ModelChoice
@@ -76,14 +158,17 @@ def run_app(args: list[str] | argparse.Namespace | None = None) -> int:
     apply_theme(app, AppSettings().theme)  # type: ignore[arg-type]  # the saved mode is applied below
     _set_icon(app)  # type: ignore[arg-type]
     loop = async_tasks.install_loop(app)  # type: ignore[arg-type]
-    try:
-        store = open_store()
-    except StoreError as exc:
-        QMessageBox.critical(None, APP_NAME, str(exc))
+    instance = SingleInstance()
+    if instance.forward_to_running():  # a second start raises the first window instead
+        return 0
+    instance.listen()  # at once: a start a moment later must find this one, not race it
+    store = _open_store_or_recover()
+    if store is None:
         return 1
     apply_theme(app, store.settings.load().theme)  # type: ignore[arg-type]
     host = EngineHost()
     window = MainWindow(store, host, auto_load=ns.model is None)
+    instance.window = window
     if ns.model:
         from pathlib import Path
 
