@@ -242,7 +242,8 @@ class EngineWorker(QObject):
                 )
             )
         except BaseException as exc:  # noqa: BLE001
-            log.warning("baseline failed", exc_info=True)
+            # a sentence for the log; the traceback only for what no sentence was written for
+            log.warning("baseline failed: %s", exc, exc_info=not isinstance(exc, EngineError))
             self.failed.emit(WorkerFailure(req_id, self._kind(exc, "baseline"), _user_message(exc),
                                            traceback.format_exc()))
         finally:
