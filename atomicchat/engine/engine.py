@@ -29,6 +29,7 @@ from atomicchat.engine.types import EngineConfig, EngineInfo, Finished, GenParam
 from atomicchat.engine.validate import DraftInfo, TargetInfo, check_pair, inspect_draft, inspect_target
 
 _OFFLOAD_RE = re.compile(r"offloaded (\d+)/(\d+) layers to GPU")
+_MIN_CTX = 16
 
 
 def _snapshot(stats: GenStats) -> GenStats:
@@ -87,8 +88,12 @@ class Engine:
             self.block_size = 0
             self.draft_max = 0
         self.n_vocab = self.target.n_vocab
-        n_batch = max(cfg.n_batch, self.draft_max + 1, 1)
-        n_ctx = max(cfg.n_ctx, n_batch)
+        # The context is what was asked for; the batch shrinks to fit it (not the other way round,
+        # which turned --ctx 256 into 512). The draft block must still fit into one micro-batch.
+        n_ctx = max(cfg.n_ctx, _MIN_CTX)
+        if self.draft_max:
+            self.draft_max = min(self.draft_max, n_ctx - 1)
+        n_batch = min(max(cfg.n_batch, self.draft_max + 1, 1), n_ctx)
         threads = cfg.n_threads or default_threads(self.tinfo.file_size)
         batch_threads = cfg.n_threads or max(threads, default_threads(self.tinfo.file_size))
 
@@ -388,9 +393,10 @@ class Engine:
         if not prompt:
             raise EngineError("The prompt is empty.")
         if len(prompt) >= self.n_ctx:
+            how = "as long as" if len(prompt) == self.n_ctx else "longer than"
             raise ContextFullError(
-                f"The conversation is {len(prompt)} tokens long, more than the context of {self.n_ctx} tokens. "
-                "Start a new chat or raise the context size."
+                f"The conversation is {len(prompt)} tokens long, {how} the context of {self.n_ctx} tokens, "
+                "which leaves no room for a reply. Start a new chat or raise the context size."
             )
         bad = [t for t in prompt if not 0 <= t < self.n_vocab]
         if bad:
@@ -431,7 +437,7 @@ class Engine:
                 stats.generate_seconds = time.perf_counter() - t_gen
                 if reason is None and len(out) >= params.max_tokens:
                     reason = "length"
-                if reason is None and pos >= self.n_ctx:
+                if reason is None and pos + 1 >= self.n_ctx:  # prompt + output fill the context
                     reason = "context"
                 self._commit(seq, pos, use_draft)
                 n_ok = min(len(acc) - 1, len(emit))  # accepted draft tokens come first
@@ -451,7 +457,7 @@ class Engine:
                     break
                 id_last = seq[-1]
                 remaining = params.max_tokens - len(out)
-                n_use = min(n_max, remaining - 1, self.n_ctx - pos - 1)
+                n_use = min(n_max, remaining - 1, self.n_ctx - pos - 2)
                 if use_draft and n_use >= 1 and pos + n_max < self.n_ctx:
                     acc, n_drafted = self._dflash_step(id_last, pos, n_max, n_use, sampler, stats)
                 else:
