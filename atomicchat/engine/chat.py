@@ -1,20 +1,23 @@
 """Chat prompts from the GGUF's own Jinja chat template, rendered in a sandbox as transformers does.
 
-When a file carries no template, a known format for its architecture is used (Gemma turns), else
-ChatML. `enable_thinking` is passed through: Qwen3.5's template reads it, others ignore it.
+When a file carries no template (usually a base model), ChatML is used as llama-server does, except
+for Gemma architectures, whose turns are known. A template that fails or exceeds its budgets (see
+template_sandbox) is replaced by that same fallback. `enable_thinking` is passed through: Qwen3.5's
+template reads it, others ignore it.
 """
 
 from __future__ import annotations
 
 import datetime
 import json
+import re
+import secrets
 from functools import lru_cache
 from typing import Any
 
 import jinja2
-from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from atomicchat.engine.errors import EngineError
+from atomicchat.engine.template_sandbox import OUTPUT_BUDGET, BoundedSandbox, TemplateError, render_bounded
 
 CHATML = (
     "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
@@ -33,12 +36,12 @@ GEMMA = (
 FALLBACKS = {"gemma": GEMMA, "gemma2": GEMMA, "gemma3": GEMMA, "gemma3n": GEMMA}
 
 
-class TemplateError(EngineError):
-    """The model's chat template failed to render."""
+class TemplateRefusal(TemplateError):
+    """The template itself called raise_exception: it rejects this conversation (kept, no fallback)."""
 
 
 def _raise(message: str) -> None:
-    raise TemplateError(f"The model's chat template refused the conversation: {message}")
+    raise TemplateRefusal(f"The model's chat template refused the conversation: {message}")
 
 
 def _tojson(value: Any, indent: int | None = None, ensure_ascii: bool = False, **_: Any) -> str:
@@ -46,21 +49,28 @@ def _tojson(value: Any, indent: int | None = None, ensure_ascii: bool = False, *
 
 
 @lru_cache(maxsize=8)
-def _compile(source: str) -> jinja2.Template:
-    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, extensions=["jinja2.ext.loopcontrols"])
-    env.filters["tojson"] = _tojson
+def _compile(source: str) -> tuple[jinja2.Template, BoundedSandbox]:
+    env = BoundedSandbox(trim_blocks=True, lstrip_blocks=True, extensions=["jinja2.ext.loopcontrols"])
+    env.filters["tojson"] = env._bounded_filter(_tojson)
     env.globals["raise_exception"] = _raise
-    env.globals["strftime_now"] = lambda fmt: datetime.datetime.now().strftime(fmt)
+    env.globals["strftime_now"] = lambda fmt: datetime.datetime.now().strftime(str(fmt)[:200])
     try:
-        return env.from_string(source)
+        return env.from_string(source), env
     except jinja2.TemplateSyntaxError as exc:
         raise TemplateError(f"The model's chat template is invalid (line {exc.lineno}: {exc.message}).") from exc
+    except Exception as exc:  # RecursionError on absurd nesting, MemoryError, ...
+        raise TemplateError(f"The model's chat template could not be compiled ({type(exc).__name__}).") from None
+
+
+def fallback_template(arch: str) -> str:
+    """The built-in template for an architecture: Gemma turns for gemma*, ChatML (llama-server's choice) else."""
+    return FALLBACKS.get(arch, CHATML)
 
 
 def pick_template(gguf_template: str | None, arch: str) -> str:
     if gguf_template and gguf_template.strip():
         return gguf_template
-    return FALLBACKS.get(arch, CHATML)
+    return fallback_template(arch)
 
 
 def render(
@@ -81,9 +91,42 @@ def render(
     }
     if enable_thinking is not None:
         kwargs["enable_thinking"] = enable_thinking
+    compiled, env = _compile(template)
+    content = sum(len(str(m.get("content", ""))) for m in messages)
+    return render_bounded(compiled, env, max(OUTPUT_BUDGET, 4 * content + 65536), **kwargs)
+
+
+def render_parts(template: str, messages: list[dict[str, str]], **kwargs: Any) -> list[tuple[str, bool]]:
+    """The rendered prompt as (text, is_markup) pieces: message contents apart from the template's own
+    markup, so that typed text such as "<|im_start|>" can be tokenized as text, not control tokens.
+
+    The template is rendered twice, once with sentinels in place of the contents; the real render
+    must equal the markup pieces with each content (as is, or trimmed) between them. When it does not
+    (a template that inspects or rewrites contents), the whole text comes back as one markup piece."""
+    real = render(template, messages, **kwargs)
+    tag = secrets.token_hex(6)
+    masked = [dict(m, content=f"\ue000{tag}{i}\ue001") for i, m in enumerate(messages)]
     try:
-        return _compile(template).render(**kwargs)
+        pieces = re.split(f"\ue000{tag}(\\d+)\ue001", render(template, masked, **kwargs))
     except TemplateError:
-        raise
-    except jinja2.TemplateError as exc:
-        raise TemplateError(f"The model's chat template failed to render: {exc}.") from exc
+        return [(real, True)]
+    out: list[tuple[str, bool]] = []
+    p = 0
+    for k in range(0, len(pieces), 2):
+        markup = pieces[k]
+        if not real.startswith(markup, p):
+            return [(real, True)]
+        out.append((markup, True))
+        p += len(markup)
+        if k + 1 >= len(pieces):
+            break
+        content = str(messages[int(pieces[k + 1])].get("content", ""))
+        nxt = pieces[k + 2]
+        for cand in (content, content.strip(), content.rstrip(), content.lstrip()):
+            if real.startswith(cand, p) and real.startswith(nxt, p + len(cand)):
+                break
+        else:
+            return [(real, True)]
+        out.append((cand, False))
+        p += len(cand)
+    return out if p == len(real) else [(real, True)]

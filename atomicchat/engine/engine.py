@@ -114,7 +114,9 @@ class Engine:
         if self.draft is not None:
             self._init_draft(threads, batch_threads)
 
-        self.template = chat.pick_template(self.tinfo.chat_template or self.target.chat_template(), self.tinfo.arch)
+        gguf_template = self.tinfo.chat_template or self.target.chat_template()
+        self.template = chat.pick_template(gguf_template, self.tinfo.arch)
+        self.fallback_template = chat.fallback_template(self.tinfo.arch)
         used = 0
         if offload_lines:
             m = _OFFLOAD_RE.search(offload_lines[-1])
@@ -130,6 +132,11 @@ class Engine:
             device = f"GPU ({used}/{self.target.n_layer + 1} layers)" if used else "CPU (no GPU layers were offloaded)"
         if self.tinfo.context_length and n_ctx > self.tinfo.context_length:
             notes.append(f"Context {n_ctx} exceeds the model's trained {self.tinfo.context_length} tokens.")
+        if not gguf_template:
+            notes.append(
+                "The model file has no chat template, so it looks like a base model (it continues text rather "
+                f"than answering); the built-in {'Gemma' if self.template == chat.GEMMA else 'ChatML'} format is used."
+            )
         self.info = EngineInfo(
             target_name=self.tinfo.name,
             target_path=self.tinfo.path,
@@ -140,11 +147,18 @@ class Engine:
             n_ctx=self.n_ctx,
             device=device,
             gpu_layers_used=used,
-            has_chat_template=bool(self.tinfo.chat_template),
+            has_chat_template=bool(gguf_template),
+            looks_like_base_model=not gguf_template,
             is_hybrid=self.target.is_hybrid,
             n_vocab=self.n_vocab,
             notes=tuple(notes),
         )
+        if gguf_template:  # a template that cannot render a plain chat is replaced now, not mid-reply
+            probe = [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]
+            try:
+                self._with_template(chat.render, probe, None)
+            except chat.TemplateError:
+                pass  # the template refused this probe; real conversations are judged when they come
 
     def _init_draft(self, threads: int, batch_threads: int) -> None:
         c = C()
@@ -191,27 +205,56 @@ class Engine:
         d = Detokenizer(self.target.piece)
         return d.feed(tokens) + d.flush()
 
-    def render_chat(self, messages: list[dict[str, str]], enable_thinking: bool | None = None) -> str:
+    def _template_kwargs(self, enable_thinking: bool | None) -> dict:
         assert self.target is not None
         if enable_thinking is None and self.draft is not None:
             enable_thinking = False  # DFlash drafts are trained on non-thinking output
         bos = self.target.bos()
         eos = self.target.eos()
-        return chat.render(
-            self.template,
-            messages,
-            bos_token=self.target.token_text(bos) if bos >= 0 else "",
-            eos_token=self.target.token_text(eos) if eos >= 0 else "",
-            enable_thinking=enable_thinking,
-        )
+        return {
+            "bos_token": self.target.token_text(bos) if bos >= 0 else "",
+            "eos_token": self.target.token_text(eos) if eos >= 0 else "",
+            "enable_thinking": enable_thinking,
+        }
+
+    def _with_template(self, fn: Callable, messages: list[dict[str, str]], enable_thinking: bool | None):
+        """Render with the model's template; if it fails (not a deliberate refusal), switch to the
+        built-in fallback for good and say so once in `info.notes`."""
+        kwargs = self._template_kwargs(enable_thinking)
+        try:
+            return fn(self.template, messages, **kwargs)
+        except chat.TemplateRefusal:
+            raise
+        except chat.TemplateError as exc:
+            if self.template == self.fallback_template:
+                raise
+            self._use_fallback(str(exc))
+            return fn(self.template, messages, **kwargs)
+
+    def _use_fallback(self, reason: str) -> None:
+        self.template = self.fallback_template
+        name = "Gemma" if self.template == chat.GEMMA else "ChatML"
+        note = f"{reason} Using the built-in {name} chat format instead."
+        self.info = replace(self.info, notes=(*self.info.notes, note))
+
+    def render_chat(self, messages: list[dict[str, str]], enable_thinking: bool | None = None) -> str:
+        return self._with_template(chat.render, messages, enable_thinking)
 
     def chat_prompt(self, messages: list[dict[str, str]], enable_thinking: bool | None = None) -> list[int]:
+        """Prompt tokens: the template's markup with special-token parsing, message contents without,
+        so text a user types ("<|im_start|>", "<start_of_turn>model") stays text."""
         assert self.target is not None
-        text = self.render_chat(messages, enable_thinking)
+        parts: list[tuple[str, bool]] = self._with_template(chat.render_parts, messages, enable_thinking)
         bos = self.target.bos()
         bos_text = self.target.token_text(bos) if bos >= 0 else ""
-        add_special = not (bos_text and text.startswith(bos_text))
-        return self.target.tokenize(text, add_special=add_special, parse_special=True)
+        add_special = not (bos_text and "".join(t for t, _ in parts).startswith(bos_text))
+        tokens: list[int] = []
+        for text, markup in parts:
+            if text:
+                tokens += self.target.tokenize(text, add_special=add_special and not tokens, parse_special=markup)
+        if not tokens and add_special:
+            tokens = self.target.tokenize("", add_special=True, parse_special=True)
+        return tokens
 
     # ------------------------------------------------------------------ low-level steps
     def _check(self, rc: int, what: str) -> None:

@@ -85,3 +85,5 @@ class EngineInfo:
     is_hybrid: bool
     n_vocab: int
     notes: tuple[str, ...] = ()
+    # No chat template in the file: usually a base model, which continues text instead of chatting.
+    looks_like_base_model: bool = False
