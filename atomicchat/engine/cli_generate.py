@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -53,8 +54,20 @@ def _validate(args: argparse.Namespace) -> None:
         raise CliError("--draft-max must be at least 1")
     if args.draft_max is not None and not args.draft:
         raise CliError("--draft-max needs --draft")
+    for flag, value in (("--temperature", args.temperature), ("--top-p", args.top_p), ("--min-p", args.min_p)):
+        if not math.isfinite(value):
+            raise CliError(f"{flag} must be a finite number, not {value}")
     if args.temperature < 0:
         raise CliError("--temperature cannot be negative")
+    for flag, value in (("--top-p", args.top_p), ("--min-p", args.min_p)):
+        if not 0.0 <= value <= 1.0:
+            raise CliError(f"{flag} must be between 0 and 1")
+    for flag, text in (("--prompt", args.prompt), ("--system", args.system)):
+        if text is not None:
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError:
+                raise CliError(f"{flag} is not valid UTF-8 text (check the terminal's encoding)") from None
     if args.ctx < 16:
         raise CliError("--ctx must be at least 16")
     if args.seed is not None and not 0 <= args.seed < 2**32:

@@ -43,6 +43,7 @@ class Model:
         self.path = path
         params = c.llama_model_default_params()
         params.n_gpu_layers = n_gpu_layers if n_gpu_layers >= 0 else 999
+        params.use_extra_bufts = use_extra_buffers()
         self._progress_cb = None
         if progress is not None:
 
@@ -100,7 +101,10 @@ class Model:
 
     def tokenize(self, text: str, add_special: bool, parse_special: bool = True) -> list[int]:
         c = C()
-        raw = text.encode("utf-8")
+        try:
+            raw = text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise EngineError("The text contains characters that are not valid Unicode (lone surrogates).") from None
         cap = len(raw) + 16
         buf = (c.llama_token * cap)()
         n = c.llama_tokenize(self.vocab, raw, len(raw), buf, cap, add_special, parse_special)
