@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from atomicchat.engine.errors import DecodeError, ModelLoadError
+from atomicchat.engine.errors import DecodeError, EngineError, ModelLoadError
 from atomicchat.engine.lib import C, clear_log, recent_log
 
 
@@ -28,6 +28,34 @@ def physical_cores() -> int:
     except Exception:
         n = None
     return max(1, n or os.cpu_count() or 1)
+
+
+def cpu_has_amx(cpuinfo: str | None = None) -> bool:
+    """True on x86 CPUs with Intel AMX (Sapphire Rapids and later), read from /proc/cpuinfo."""
+    if cpuinfo is None:
+        try:
+            with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
+                cpuinfo = f.read(200_000)
+        except OSError:
+            return False
+    for line in cpuinfo.splitlines():
+        if line.startswith("flags"):
+            flags = set(line.partition(":")[2].split())
+            return bool(flags & {"amx_int8", "amx_tile"})
+    return False
+
+
+def use_extra_buffers() -> bool:
+    """Whether llama.cpp may repack weights into its extra CPU buffer types.
+
+    On AMX CPUs the vendored llama.cpp routes Q4_K/Q4_1 matmuls through its AMX buffer type, and
+    `ggml_backend_amx_mul_mat` segfaults on the first decode (seen here with Gemma-3 270M Q4_K_M and
+    SmolLM2-135M Q4_1; llama-cpp-python's own `Llama` crashes the same way). Without the extra buffer
+    types the same files decode correctly. ATOMICCHAT_EXTRA_BUFTS=1/0 forces the choice."""
+    forced = os.environ.get("ATOMICCHAT_EXTRA_BUFTS")
+    if forced in ("0", "1"):
+        return forced == "1"
+    return not cpu_has_amx()
 
 
 def _reason() -> str:

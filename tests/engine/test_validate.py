@@ -148,3 +148,16 @@ def test_draft_max_clamped(llama_pair):
         assert eng.draft_max == 15
     with engine(llama_pair.target, llama_pair.draft, draft_max=4) as eng:
         assert eng.draft_max == 4
+
+
+def test_amx_cpus_keep_llama_cpp_off_its_crashing_amx_buffers(monkeypatch):
+    from atomicchat.engine.model import cpu_has_amx, use_extra_buffers
+
+    amx = "processor\t: 0\nflags\t\t: fpu sse avx2 avx512bw amx_bf16 amx_tile amx_int8\n"
+    assert cpu_has_amx(amx) and not cpu_has_amx("flags\t\t: fpu sse avx2 avx512bw\n") and not cpu_has_amx("")
+    monkeypatch.setenv("ATOMICCHAT_EXTRA_BUFTS", "1")
+    assert use_extra_buffers()
+    monkeypatch.setenv("ATOMICCHAT_EXTRA_BUFTS", "0")
+    assert not use_extra_buffers()
+    monkeypatch.delenv("ATOMICCHAT_EXTRA_BUFTS")
+    assert use_extra_buffers() == (not cpu_has_amx())
