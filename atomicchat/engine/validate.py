@@ -12,6 +12,7 @@ from pathlib import Path
 
 from atomicchat.engine.errors import DraftMismatchError, ModelFileError, UnsupportedDraftError
 from atomicchat.engine.gguf_header import GGUFHeader, read_header
+from atomicchat.engine.hparams_check import check_hparams
 
 DFLASH_ARCH = "dflash"
 
@@ -67,6 +68,7 @@ def inspect_target(path: str | Path) -> TargetInfo:
         )
     if header.n_vocab == 0:
         raise ModelFileError(f"{header.path.name} has no tokenizer vocabulary; it cannot be used for chat.")
+    check_hparams(header)
     template = header.get("tokenizer.chat_template")
     return TargetInfo(
         path=header.path,
@@ -96,6 +98,7 @@ def inspect_draft(path: str | Path) -> DraftInfo:
     top_k = header.arch_key("selector_top_k", 0)
     if isinstance(top_k, int) and top_k > 0:
         raise UnsupportedDraftError(f"{name} is a DFlash2 draft; this version of Atomic Chat runs plain DFlash drafts only.")
+    check_hparams(header)
     layers = header.arch_key("target_layers")
     if not isinstance(layers, list) or not layers or not all(isinstance(x, int) for x in layers):
         raise ModelFileError(f"{name} has no 'dflash.target_layers' list; it is not a complete DFlash draft.")
