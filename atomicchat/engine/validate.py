@@ -102,6 +102,7 @@ def inspect_draft(path: str | Path) -> DraftInfo:
     layers = header.arch_key("target_layers")
     if not isinstance(layers, list) or not layers or not all(isinstance(x, int) for x in layers):
         raise ModelFileError(f"{name} has no 'dflash.target_layers' list; it is not a complete DFlash draft.")
+    _check_draft_tensors(header, len(layers))
     mask = header.get("tokenizer.ggml.mask_token_id")
     if header.get("tokenizer.ggml.model") == "no_vocab" or header.n_vocab == 0:
         raise DraftMismatchError(f"{name} has no vocabulary, so it has no mask token; re-convert it with the target's tokenizer.")
@@ -125,6 +126,25 @@ def inspect_draft(path: str | Path) -> DraftInfo:
         file_size=header.file_size,
         header=header,
     )
+
+
+def _check_draft_tensors(header: GGUFHeader, n_target_layers: int) -> None:
+    """The tensors llama.cpp's DFlash loader requires (src/models/dflash.cpp), so that a pair is only
+    called paired when llama.cpp would load the draft."""
+    name = header.path.name
+    n_layer = int(header.arch_key("block_count", 0) or 0)
+    required = ["fc.weight", "enc.output_norm.weight", "output_norm.weight"]
+    required += [f"blk.{i}.attn_norm.weight" for i in range(n_layer)]
+    missing = [t for t in required if t not in header.tensors]
+    if missing:
+        raise ModelFileError(f"{name} lacks the tensor '{missing[0]}' that a DFlash draft needs; it is incomplete or not a DFlash draft.")
+    n_embd = int(header.arch_key("embedding_length", 0) or 0)
+    fc = header.tensors["fc.weight"].shape
+    if fc and n_embd and fc[0] != n_target_layers * n_embd:
+        raise ModelFileError(
+            f"{name} has an 'fc.weight' of width {fc[0]}, but {n_target_layers} target layers of width {n_embd} "
+            f"need {n_target_layers * n_embd}; the draft is damaged."
+        )
 
 
 def check_pair(target: TargetInfo, draft: DraftInfo) -> None:

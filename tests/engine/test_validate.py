@@ -86,6 +86,8 @@ def test_same_size_different_tokens(tmp_path, llama_pair):
     w.add_array("tokenizer.ggml.scores", [0.0] * 512)
     w.add_uint32("tokenizer.ggml.mask_token_id", 511)
     w.add_tensor("fc.weight", np.zeros((64, 128), np.float32))
+    for name in ("enc.output_norm.weight", "output_norm.weight", "blk.0.attn_norm.weight"):  # required by llama.cpp
+        w.add_tensor(name, np.zeros(64, np.float32))
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
