@@ -23,6 +23,7 @@ from atomicchat.engine.detok import Detokenizer
 from atomicchat.engine.errors import ContextFullError, DecodeError, DraftMismatchError, EngineError
 from atomicchat.engine.ext import load_ext
 from atomicchat.engine.lib import C, recent_log
+from atomicchat.engine.memory_check import check_memory
 from atomicchat.engine.model import Context, Model, _addr_fn, _ViewCache, default_threads
 from atomicchat.engine.sampling import Sampler
 from atomicchat.engine.types import EngineConfig, EngineInfo, Finished, GenParams, GenStats, Step
@@ -67,6 +68,8 @@ class Engine:
             self.ext = load_ext()  # fail before loading gigabytes of weights
         self.tinfo: TargetInfo = tinfo
         self.dinfo: DraftInfo | None = dinfo
+        draft_max = max(1, min(config.draft_max or dinfo.block_size - 1, dinfo.block_size - 1)) if dinfo else 0
+        check_memory(tinfo, dinfo, max(config.n_ctx, _MIN_CTX), draft_max)  # before llama.cpp allocates
         try:
             self._load(progress)
         except BaseException:
