@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -166,13 +172,6 @@ def test_amx_cpus_keep_llama_cpp_off_its_crashing_amx_buffers(monkeypatch):
 
 
 # ---------------------------------------------------------------- header preflight (issue 12, part 2)
-import os  # noqa: E402
-import struct  # noqa: E402
-import subprocess  # noqa: E402
-import sys  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-
 def _patch(path: Path, key: str, fmt: str, value: int, skip: int = 0) -> Path:
     """Overwrite the value of metadata `key` in place (`skip` bytes after its type id)."""
     data = bytearray(path.read_bytes())
