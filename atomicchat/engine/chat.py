@@ -1,7 +1,9 @@
 """Chat prompts from the GGUF's own Jinja chat template, rendered in a sandbox as transformers does.
 
-When a file carries no template, a known format for its architecture is used (Gemma turns), else
-ChatML. `enable_thinking` is passed through: Qwen3.5's template reads it, others ignore it.
+When a file carries no template (usually a base model), ChatML is used as llama-server does, except
+for Gemma architectures, whose turns are known. A template that fails or exceeds its budgets (see
+template_sandbox) is replaced by that same fallback. `enable_thinking` is passed through: Qwen3.5's
+template reads it, others ignore it.
 """
 
 from __future__ import annotations
@@ -9,13 +11,13 @@ from __future__ import annotations
 import datetime
 import json
 import re
+import secrets
 from functools import lru_cache
 from typing import Any
 
 import jinja2
-from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from atomicchat.engine.errors import EngineError
+from atomicchat.engine.template_sandbox import OUTPUT_BUDGET, BoundedSandbox, TemplateError, render_bounded
 
 CHATML = (
     "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
@@ -34,12 +36,8 @@ GEMMA = (
 FALLBACKS = {"gemma": GEMMA, "gemma2": GEMMA, "gemma3": GEMMA, "gemma3n": GEMMA}
 
 
-class TemplateError(EngineError):
-    """The model's chat template failed to render."""
-
-
 class TemplateRefusal(TemplateError):
-    """The template's own raise_exception(): it works, and this conversation breaks its rules."""
+    """The template itself called raise_exception: it rejects this conversation (kept, no fallback)."""
 
 
 def _raise(message: str) -> None:
@@ -50,88 +48,29 @@ def _tojson(value: Any, indent: int | None = None, ensure_ascii: bool = False, *
     return json.dumps(value, indent=indent, ensure_ascii=ensure_ascii)
 
 
-TIME_BUDGET_S = 2.0  # a chat template renders in milliseconds; more is a loop bomb
-OUTPUT_BUDGET = 1 << 20  # 1 MiB of prompt text from the template itself (message contents excluded)
-_WIDTH_METHODS = {"center", "ljust", "rjust", "zfill", "expandtabs"}
-_BIG_NUMBER = re.compile(r"\d{7,}")  # a width or precision in a format string of a million or more
-
-
-def _check_format(fmt: Any) -> None:
-    if isinstance(fmt, str) and any(int(m.group(0)) > OUTPUT_BUDGET for m in _BIG_NUMBER.finditer(fmt)):
-        raise _Budget("the chat template formats a text wider than 1 MiB")
-
-
-class _Budget(TemplateError):
-    pass
-
-
-def _size(x: Any) -> int:
-    return len(x) if isinstance(x, str | bytes | list | tuple) else 0
-
-
-class _BoundedSandbox(ImmutableSandboxedEnvironment):
-    """The sandbox (no attribute escapes) plus bounds on what it lets a template compute: powers,
-    repetition and padding widths that would take minutes or gigabytes are refused up front."""
-
-    intercepted_binops = frozenset(["*", "**", "%"])
-
-    def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
-        if operator == "**":
-            if isinstance(right, int) and isinstance(left, int | float) and abs(right) > 256 and abs(left) > 1:
-                raise _Budget(f"the chat template computes {left!r} ** {right!r}, which is too large")
-            return left**right
-        if operator == "%":
-            _check_format(left)
-            return left % right
-        if operator == "*":
-            n = right if isinstance(right, int) else left if isinstance(left, int) else 1
-            seq = _size(left) or _size(right)
-            if seq and isinstance(n, int) and seq * n > OUTPUT_BUDGET:
-                raise _Budget("the chat template repeats a text beyond 1 MiB")
-            return left * right
-        return super().call_binop(context, operator, left, right)
-
-    def wrap_str_format(self, value: Any) -> Any:
-        if getattr(value, "__name__", "") in ("format", "format_map"):
-            _check_format(getattr(value, "__self__", None))
-        return super().wrap_str_format(value)
-
-    def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805
-        name = getattr(__obj, "__name__", "")
-        if name in ("format", "format_map") and isinstance(getattr(__obj, "__self__", None), str):
-            _check_format(__obj.__self__)
-        if name in _WIDTH_METHODS and isinstance(getattr(__obj, "__self__", None), str):
-            width = args[0] if args else kwargs.get("width", 0)
-            if isinstance(width, int) and width > OUTPUT_BUDGET:
-                raise _Budget(f"the chat template pads a text to {width:,} characters")
-        return super().call(__context, __obj, *args, **kwargs)
-
-
-def _bounded_int(value: Any, cap: int) -> Any:
-    return min(value, cap) if isinstance(value, int) else value
-
-
 @lru_cache(maxsize=8)
-def _compile(source: str) -> jinja2.Template:
-    env = _BoundedSandbox(trim_blocks=True, lstrip_blocks=True, extensions=["jinja2.ext.loopcontrols"])
-    env.globals.pop("lipsum", None)  # generates text without bound; no chat template needs it
-    env.filters["tojson"] = lambda v, indent=None, **kw: _tojson(v, _bounded_int(indent, 16), **kw)
-    plain_indent = env.filters["indent"]
-    env.filters["indent"] = lambda s, width=4, *a, **kw: plain_indent(s, _bounded_int(width, 64), *a, **kw)
-    plain_center = env.filters["center"]
-    env.filters["center"] = lambda s, width=80: plain_center(s, _bounded_int(width, 4096))
+def _compile(source: str) -> tuple[jinja2.Template, BoundedSandbox]:
+    env = BoundedSandbox(trim_blocks=True, lstrip_blocks=True, extensions=["jinja2.ext.loopcontrols"])
+    env.filters["tojson"] = env._bounded_filter(_tojson)
     env.globals["raise_exception"] = _raise
-    env.globals["strftime_now"] = lambda fmt: datetime.datetime.now().strftime(fmt)
+    env.globals["strftime_now"] = lambda fmt: datetime.datetime.now().strftime(str(fmt)[:200])
     try:
-        return env.from_string(source)
+        return env.from_string(source), env
     except jinja2.TemplateSyntaxError as exc:
         raise TemplateError(f"The model's chat template is invalid (line {exc.lineno}: {exc.message}).") from exc
+    except Exception as exc:  # RecursionError on absurd nesting, MemoryError, ...
+        raise TemplateError(f"The model's chat template could not be compiled ({type(exc).__name__}).") from None
+
+
+def fallback_template(arch: str) -> str:
+    """The built-in template for an architecture: Gemma turns for gemma*, ChatML (llama-server's choice) else."""
+    return FALLBACKS.get(arch, CHATML)
 
 
 def pick_template(gguf_template: str | None, arch: str) -> str:
     if gguf_template and gguf_template.strip():
         return gguf_template
-    return FALLBACKS.get(arch, CHATML)
+    return fallback_template(arch)
 
 
 def render(
@@ -152,50 +91,42 @@ def render(
     }
     if enable_thinking is not None:
         kwargs["enable_thinking"] = enable_thinking
-    budget = OUTPUT_BUDGET + sum(len(str(m.get("content", ""))) for m in messages)
+    compiled, env = _compile(template)
+    content = sum(len(str(m.get("content", ""))) for m in messages)
+    return render_bounded(compiled, env, max(OUTPUT_BUDGET, 4 * content + 65536), **kwargs)
+
+
+def render_parts(template: str, messages: list[dict[str, str]], **kwargs: Any) -> list[tuple[str, bool]]:
+    """The rendered prompt as (text, is_markup) pieces: message contents apart from the template's own
+    markup, so that typed text such as "<|im_start|>" can be tokenized as text, not control tokens.
+
+    The template is rendered twice, once with sentinels in place of the contents; the real render
+    must equal the markup pieces with each content (as is, or trimmed) between them. When it does not
+    (a template that inspects or rewrites contents), the whole text comes back as one markup piece."""
+    real = render(template, messages, **kwargs)
+    tag = secrets.token_hex(6)
+    masked = [dict(m, content=f"\ue000{tag}{i}\ue001") for i, m in enumerate(messages)]
     try:
-        return _render_bounded(_compile(template), kwargs, budget)
-    except _Budget as exc:
-        raise TemplateError(f"The model's chat template was stopped: {exc}.") from exc
+        pieces = re.split(f"\ue000{tag}(\\d+)\ue001", render(template, masked, **kwargs))
     except TemplateError:
-        raise
-    except jinja2.TemplateError as exc:
-        raise TemplateError(f"The model's chat template failed to render: {exc}.") from exc
-    except (RecursionError, MemoryError, OverflowError, ZeroDivisionError, ArithmeticError, TypeError, ValueError,
-            KeyError, IndexError, AttributeError, RuntimeError) as exc:
-        raise TemplateError(f"The model's chat template failed to render ({type(exc).__name__}: {exc}).") from exc
-
-
-def _render_bounded(tpl: jinja2.Template, kwargs: dict[str, Any], budget: int) -> str:
-    """Render chunk by chunk with a deadline and an output cap. A trace hook on this thread checks
-    the deadline inside the template's own loops, which may print nothing for a long time."""
-    import sys
-    import time
-
-    deadline = time.monotonic() + TIME_BUDGET_S
-    ticks = [0]
-
-    def line_hook(frame: Any, event: str, arg: Any) -> Any:
-        ticks[0] += 1
-        if ticks[0] % 512 == 0 and time.monotonic() > deadline:
-            raise _Budget(f"it ran for more than {TIME_BUDGET_S:g} s")
-        return line_hook
-
-    def call_hook(frame: Any, event: str, arg: Any) -> Any:
-        return line_hook if frame.f_code.co_filename.startswith("<template>") else None
-
-    out: list[str] = []
-    size = 0
-    previous = sys.gettrace()
-    sys.settrace(call_hook)
-    try:
-        for chunk in tpl.generate(**kwargs):
-            size += len(chunk)
-            if size > budget:
-                raise _Budget("it produced more than 1 MiB of text")
-            if time.monotonic() > deadline:
-                raise _Budget(f"it ran for more than {TIME_BUDGET_S:g} s")
-            out.append(chunk)
-    finally:
-        sys.settrace(previous)
-    return "".join(out)
+        return [(real, True)]
+    out: list[tuple[str, bool]] = []
+    p = 0
+    for k in range(0, len(pieces), 2):
+        markup = pieces[k]
+        if not real.startswith(markup, p):
+            return [(real, True)]
+        out.append((markup, True))
+        p += len(markup)
+        if k + 1 >= len(pieces):
+            break
+        content = str(messages[int(pieces[k + 1])].get("content", ""))
+        nxt = pieces[k + 2]
+        for cand in (content, content.strip(), content.rstrip(), content.lstrip()):
+            if real.startswith(cand, p) and real.startswith(nxt, p + len(cand)):
+                break
+        else:
+            return [(real, True)]
+        out.append((cand, False))
+        p += len(cand)
+    return out if p == len(real) else [(real, True)]

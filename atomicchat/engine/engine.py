@@ -23,12 +23,14 @@ from atomicchat.engine.detok import Detokenizer
 from atomicchat.engine.errors import ContextFullError, DecodeError, DraftMismatchError, EngineError
 from atomicchat.engine.ext import load_ext
 from atomicchat.engine.lib import C, recent_log
+from atomicchat.engine.memory_check import check_memory
 from atomicchat.engine.model import Context, Model, _addr_fn, _ViewCache, default_threads
 from atomicchat.engine.sampling import Sampler
 from atomicchat.engine.types import EngineConfig, EngineInfo, Finished, GenParams, GenStats, Step
 from atomicchat.engine.validate import DraftInfo, TargetInfo, check_pair, inspect_draft, inspect_target
 
 _OFFLOAD_RE = re.compile(r"offloaded (\d+)/(\d+) layers to GPU")
+_MIN_CTX = 16
 
 
 def _snapshot(stats: GenStats) -> GenStats:
@@ -66,11 +68,8 @@ class Engine:
             self.ext = load_ext()  # fail before loading gigabytes of weights
         self.tinfo: TargetInfo = tinfo
         self.dinfo: DraftInfo | None = dinfo
-        if not C().llama_supports_gpu_offload():  # with a GPU the weights sit in VRAM: the probe differs
-            from atomicchat.engine.memory import check_memory
-
-            bs = dinfo.block_size if dinfo else 0
-            check_memory(tinfo, dinfo, config.n_ctx, min(config.draft_max or bs - 1, bs - 1) if dinfo else 0)
+        draft_max = max(1, min(config.draft_max or dinfo.block_size - 1, dinfo.block_size - 1)) if dinfo else 0
+        check_memory(tinfo, dinfo, max(config.n_ctx, _MIN_CTX), draft_max)  # before llama.cpp allocates
         try:
             self._load(progress)
         except BaseException:
@@ -92,9 +91,12 @@ class Engine:
             self.block_size = 0
             self.draft_max = 0
         self.n_vocab = self.target.n_vocab
-        # The batch is clamped to the context (not the context raised to the batch: --ctx 256 is 256).
-        n_ctx = max(cfg.n_ctx, self.draft_max + 1, 1)
-        n_batch = max(min(cfg.n_batch, n_ctx), self.draft_max + 1, 1)
+        # The context is what was asked for; the batch shrinks to fit it (not the other way round,
+        # which turned --ctx 256 into 512). The draft block must still fit into one micro-batch.
+        n_ctx = max(cfg.n_ctx, _MIN_CTX)
+        if self.draft_max:
+            self.draft_max = min(self.draft_max, n_ctx - 1)
+        n_batch = min(max(cfg.n_batch, self.draft_max + 1, 1), n_ctx)
         threads = cfg.n_threads or default_threads(self.tinfo.file_size)
         batch_threads = cfg.n_threads or max(threads, default_threads(self.tinfo.file_size))
 
@@ -115,14 +117,9 @@ class Engine:
         if self.draft is not None:
             self._init_draft(threads, batch_threads)
 
-        self.template = chat.pick_template(self.tinfo.chat_template or self.target.chat_template(), self.tinfo.arch)
-        self.template_note = ""
-        try:  # a template that is broken (or a bomb) is replaced once, here, not at every message
-            self.render_chat([{"role": "user", "content": "u"}])
-        except chat.TemplateRefusal:
-            pass  # the template works and has rules of its own (e.g. no system role): they stand
-        except chat.TemplateError as exc:
-            self._fallback_template(exc)
+        gguf_template = self.tinfo.chat_template or self.target.chat_template()
+        self.template = chat.pick_template(gguf_template, self.tinfo.arch)
+        self.fallback_template = chat.fallback_template(self.tinfo.arch)
         used = 0
         if offload_lines:
             m = _OFFLOAD_RE.search(offload_lines[-1])
@@ -136,10 +133,13 @@ class Engine:
             device = "CPU (GPU layers set to 0)"
         else:
             device = f"GPU ({used}/{self.target.n_layer + 1} layers)" if used else "CPU (no GPU layers were offloaded)"
-        if self.template_note:
-            notes.append(self.template_note)
         if self.tinfo.context_length and n_ctx > self.tinfo.context_length:
             notes.append(f"Context {n_ctx} exceeds the model's trained {self.tinfo.context_length} tokens.")
+        if not gguf_template:
+            notes.append(
+                "The model file has no chat template, so it looks like a base model (it continues text rather "
+                f"than answering); the built-in {'Gemma' if self.template == chat.GEMMA else 'ChatML'} format is used."
+            )
         self.info = EngineInfo(
             target_name=self.tinfo.name,
             target_path=self.tinfo.path,
@@ -150,11 +150,18 @@ class Engine:
             n_ctx=self.n_ctx,
             device=device,
             gpu_layers_used=used,
-            has_chat_template=bool(self.tinfo.chat_template),
+            has_chat_template=bool(gguf_template),
+            looks_like_base_model=not gguf_template,
             is_hybrid=self.target.is_hybrid,
             n_vocab=self.n_vocab,
             notes=tuple(notes),
         )
+        if gguf_template:  # a template that cannot render a plain chat is replaced now, not mid-reply
+            probe = [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]
+            try:
+                self._with_template(chat.render, probe, None)
+            except chat.TemplateError:
+                pass  # the template refused this probe; real conversations are judged when they come
 
     def _init_draft(self, threads: int, batch_threads: int) -> None:
         c = C()
@@ -201,58 +208,56 @@ class Engine:
         d = Detokenizer(self.target.piece)
         return d.feed(tokens) + d.flush()
 
-    def render_chat(self, messages: list[dict[str, str]], enable_thinking: bool | None = None) -> str:
+    def _template_kwargs(self, enable_thinking: bool | None) -> dict:
         assert self.target is not None
         if enable_thinking is None and self.draft is not None:
             enable_thinking = False  # DFlash drafts are trained on non-thinking output
         bos = self.target.bos()
         eos = self.target.eos()
-        return chat.render(
-            self.template,
-            messages,
-            bos_token=self.target.token_text(bos) if bos >= 0 else "",
-            eos_token=self.target.token_text(eos) if eos >= 0 else "",
-            enable_thinking=enable_thinking,
-        )
+        return {
+            "bos_token": self.target.token_text(bos) if bos >= 0 else "",
+            "eos_token": self.target.token_text(eos) if eos >= 0 else "",
+            "enable_thinking": enable_thinking,
+        }
 
-    def _fallback_template(self, exc: Exception) -> None:
-        fallback = chat.pick_template(None, self.tinfo.arch)
-        if self.template == fallback:
-            raise exc
-        self.template = fallback
-        name = "Gemma" if fallback == chat.GEMMA else "ChatML"
-        self.template_note = f"{exc} The built-in {name} template is used instead."
+    def _with_template(self, fn: Callable, messages: list[dict[str, str]], enable_thinking: bool | None):
+        """Render with the model's template; if it fails (not a deliberate refusal), switch to the
+        built-in fallback for good and say so once in `info.notes`."""
+        kwargs = self._template_kwargs(enable_thinking)
+        try:
+            return fn(self.template, messages, **kwargs)
+        except chat.TemplateRefusal:
+            raise
+        except chat.TemplateError as exc:
+            if self.template == self.fallback_template:
+                raise
+            self._use_fallback(str(exc))
+            return fn(self.template, messages, **kwargs)
+
+    def _use_fallback(self, reason: str) -> None:
+        self.template = self.fallback_template
+        name = "Gemma" if self.template == chat.GEMMA else "ChatML"
+        note = f"{reason} Using the built-in {name} chat format instead."
+        self.info = replace(self.info, notes=(*self.info.notes, note))
+
+    def render_chat(self, messages: list[dict[str, str]], enable_thinking: bool | None = None) -> str:
+        return self._with_template(chat.render, messages, enable_thinking)
 
     def chat_prompt(self, messages: list[dict[str, str]], enable_thinking: bool | None = None) -> list[int]:
+        """Prompt tokens: the template's markup with special-token parsing, message contents without,
+        so text a user types ("<|im_start|>", "<start_of_turn>model") stays text."""
         assert self.target is not None
-        text = self.render_chat(messages, enable_thinking)
+        parts: list[tuple[str, bool]] = self._with_template(chat.render_parts, messages, enable_thinking)
         bos = self.target.bos()
         bos_text = self.target.token_text(bos) if bos >= 0 else ""
-        add_special = not (bos_text and text.startswith(bos_text))
-        tok = self.target.tokenize
-        risky = [m["content"] for m in messages if m.get("content") and
-                 tok(m["content"], add_special=False, parse_special=True) != tok(m["content"], add_special=False,
-                                                                                  parse_special=False)]
-        if not risky:  # the usual case: nothing typed looks like a control token; tokens as before
-            return tok(text, add_special=add_special, parse_special=True)
-        # Text the user typed is text: "<|im_start|>" inside a message must not become a control token.
-        # Only the template's own markup is parsed for special tokens; each typed span is not.
-        out: list[int] = []
-        cursor = 0
-        first = True
-        for content in risky:
-            at = text.find(content, cursor)
-            if at < 0:
-                continue
-            if at > cursor:
-                out += tok(text[cursor:at], add_special=add_special and first, parse_special=True)
-                first = False
-            out += tok(content, add_special=add_special and first, parse_special=False)
-            first = False
-            cursor = at + len(content)
-        if cursor < len(text):
-            out += tok(text[cursor:], add_special=add_special and first, parse_special=True)
-        return out
+        add_special = not (bos_text and "".join(t for t, _ in parts).startswith(bos_text))
+        tokens: list[int] = []
+        for text, markup in parts:
+            if text:
+                tokens += self.target.tokenize(text, add_special=add_special and not tokens, parse_special=markup)
+        if not tokens and add_special:
+            tokens = self.target.tokenize("", add_special=True, parse_special=True)
+        return tokens
 
     # ------------------------------------------------------------------ low-level steps
     def _check(self, rc: int, what: str) -> None:
@@ -434,10 +439,10 @@ class Engine:
         if not prompt:
             raise EngineError("The prompt is empty.")
         if len(prompt) >= self.n_ctx:
-            size = "fills the whole" if len(prompt) == self.n_ctx else "is longer than the"
+            how = "as long as" if len(prompt) == self.n_ctx else "longer than"
             raise ContextFullError(
-                f"The conversation is {len(prompt)} tokens long and {size} context of {self.n_ctx} tokens, "
-                "leaving no room for a reply. Start a new chat or raise the context size."
+                f"The conversation is {len(prompt)} tokens long, {how} the context of {self.n_ctx} tokens, "
+                "which leaves no room for a reply. Start a new chat or raise the context size."
             )
         bad = [t for t in prompt if not 0 <= t < self.n_vocab]
         if bad:
@@ -478,7 +483,7 @@ class Engine:
                 stats.generate_seconds = time.perf_counter() - t_gen
                 if reason is None and len(out) >= params.max_tokens:
                     reason = "length"
-                if reason is None and pos + 1 >= self.n_ctx:  # prompt + reply fill the context, as llama.cpp counts
+                if reason is None and pos + 1 >= self.n_ctx:  # prompt + output fill the context
                     reason = "context"
                 self._commit(seq, pos, use_draft)
                 n_ok = min(len(acc) - 1, len(emit))  # accepted draft tokens come first
@@ -498,7 +503,7 @@ class Engine:
                     break
                 id_last = seq[-1]
                 remaining = params.max_tokens - len(out)
-                n_use = min(n_max, remaining - 1, self.n_ctx - pos - 2)  # the accepted run stays inside the context
+                n_use = min(n_max, remaining - 1, self.n_ctx - pos - 2)
                 if use_draft and n_use >= 1 and pos + n_max < self.n_ctx:
                     acc, n_drafted = self._dflash_step(id_last, pos, n_max, n_use, sampler, stats)
                 else:

@@ -8,9 +8,11 @@ length and byte span (the span of `tokenizer.ggml.tokens` is hashed to compare v
 
 from __future__ import annotations
 
+import errno
 import hashlib
-import os
 import mmap
+import os
+import stat
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,9 +27,7 @@ _SCALARS: dict[int, str] = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "
 _STRING = 8
 _ARRAY = 9
 _SMALL_ARRAY = 4096  # arrays up to this length are decoded; longer ones are summarised
-
-
-MAX_ARRAY_DEPTH = 4  # GGUF metadata nests arrays at most this deep (real files: 1)
+_MAX_DEPTH = 3  # arrays of arrays of arrays; llama.cpp itself reads no nested arrays
 
 
 @dataclass(frozen=True)
@@ -84,9 +84,9 @@ class GGUFHeader:
 class _Cursor:
     def __init__(self, buf: mmap.mmap | bytes, path: Path, total: int | None = None) -> None:
         self.buf = buf
-        self.total = len(buf) if total is None else total  # the file's size (buf may be its first bytes)
         self.off = 0
         self.path = path
+        self.total = len(buf) if total is None else total  # the file's size: buf may be only its first bytes
 
     def take(self, fmt: str) -> Any:
         try:
@@ -96,9 +96,18 @@ class _Cursor:
         self.off += struct.calcsize("<" + fmt)
         return value
 
+    def _need(self, n: int, what: str) -> None:
+        """Refuse a declared size the rest of the file cannot hold, before allocating or looping."""
+        if n > self.total - self.off:
+            raise ModelFileError(
+                f"{self.path.name} declares {what} of {n:,} bytes or items, more than the file holds; "
+                "the file is truncated or damaged."
+            )
+
     def string(self) -> str:
         n = self.take("Q")
-        if self.off + n > len(self.buf):
+        self._need(n, "a string")
+        if self.off + n > len(self.buf):  # inside the file, beyond the bytes read so far
             raise ModelFileError(f"{self.path.name} is truncated or damaged (GGUF header ends early).")
         raw = bytes(self.buf[self.off : self.off + n])
         self.off += n
@@ -106,6 +115,7 @@ class _Cursor:
 
     def skip_string(self) -> None:
         n = self.take("Q")
+        self._need(n, "a string")
         self.off += n
 
     def value(self, vtype: int, depth: int = 0) -> Any:
@@ -114,16 +124,14 @@ class _Cursor:
         if vtype == _STRING:
             return self.string()
         if vtype == _ARRAY:
-            if depth >= MAX_ARRAY_DEPTH:
-                raise ModelFileError(f"{self.path.name} nests metadata arrays deeper than {MAX_ARRAY_DEPTH}; "
-                                     "the file is damaged or hostile.")
+            if depth >= _MAX_DEPTH:
+                raise ModelFileError(f"{self.path.name} nests metadata arrays more than {_MAX_DEPTH} deep; the file may be damaged.")
             item_type = self.take("I")
             length = self.take("Q")
+            # every element takes at least 1 byte (scalars their size, strings and arrays 8 or 12)
+            min_item = struct.calcsize(_SCALARS[item_type]) if item_type in _SCALARS else 8 if item_type == _STRING else 12
+            self._need(length * min_item, "an array")
             start = self.off
-            smallest = struct.calcsize(_SCALARS[item_type]) if item_type in _SCALARS else 8
-            if length > (self.total - self.off) // smallest:  # declared longer than the file: refuse now
-                raise ModelFileError(f"{self.path.name} declares a metadata array of {length:,} items, more than the "
-                                     "file holds; the file is damaged.")
             if length > _SMALL_ARRAY:
                 if item_type in _SCALARS:
                     self.off += length * struct.calcsize(_SCALARS[item_type])
@@ -140,19 +148,18 @@ class _Cursor:
 
 def read_header(path: str | Path) -> GGUFHeader:
     """Read metadata and tensor directory; raise ModelFileError with a plain reason on any problem."""
-    import stat as _stat
-
     p = Path(path).expanduser()
     try:
-        st = os.stat(p)  # never open what is not a regular file: a FIFO or a device would block or never end
+        st = os.stat(p)  # before opening: a FIFO or a device would block or stream forever
     except FileNotFoundError:
         raise ModelFileError(f"Model file not found: {p}") from None
     except OSError as exc:
-        raise ModelFileError(f"Cannot read {p.name[:80]}: {exc.strerror or exc}.") from exc
-    if _stat.S_ISDIR(st.st_mode):
+        raise _os_error(p, exc) from None
+    if stat.S_ISDIR(st.st_mode):
         raise ModelFileError(f"{p} is a folder, not a GGUF model file.")
-    if not _stat.S_ISREG(st.st_mode):
-        raise ModelFileError(f"{p} is not a regular file (a pipe, socket or device); choose a .gguf model file.")
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a named pipe" if stat.S_ISFIFO(st.st_mode) else "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode) else "not a regular file"
+        raise ModelFileError(f"{p.name} is {kind}, not a GGUF model file.")
     try:
         size = st.st_size
         with open(p, "rb") as fh:
@@ -163,10 +170,16 @@ def read_header(path: str | Path) -> GGUFHeader:
                 raise ModelFileError(f"{p.name} is not a GGUF model file (it does not start with 'GGUF').")
             with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
                 return _parse(mm, p, size)
-    except PermissionError as exc:
-        raise ModelFileError(f"Cannot read {p}: permission denied.") from exc
     except OSError as exc:
-        raise ModelFileError(f"Cannot read {p}: {exc.strerror or exc}.") from exc
+        raise _os_error(p, exc) from None
+
+
+def _os_error(p: Path, exc: OSError) -> ModelFileError:
+    if isinstance(exc, PermissionError):
+        return ModelFileError(f"Cannot read {p}: permission denied.")
+    if exc.errno == errno.ENAMETOOLONG:
+        return ModelFileError(f"The model path is too long for this system ({len(str(p)):,} characters): {str(p)[:80]}…")
+    return ModelFileError(f"Cannot read {str(p)[:300]}: {exc.strerror or exc}.")
 
 
 def _parse(mm: mmap.mmap, path: Path, size: int) -> GGUFHeader:
@@ -179,6 +192,8 @@ def _parse(mm: mmap.mmap, path: Path, size: int) -> GGUFHeader:
     n_kv = cur.take("Q")
     if n_kv > 1_000_000 or n_tensors > 1_000_000:
         raise ModelFileError(f"{path.name} has an implausible GGUF header; the file may be damaged.")
+    if (n_kv + n_tensors) * 12 > size:
+        raise ModelFileError(f"{path.name} is truncated or damaged (it declares {n_kv:,} keys and {n_tensors:,} tensors).")
     header = GGUFHeader(path=path, version=version, file_size=size)
     for _ in range(n_kv):
         key = cur.string()

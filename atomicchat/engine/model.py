@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from atomicchat.engine.errors import DecodeError, ModelLoadError
+from atomicchat.engine.errors import DecodeError, EngineError, ModelLoadError
 from atomicchat.engine.lib import C, clear_log, recent_log
 
 
@@ -129,7 +129,10 @@ class Model:
 
     def tokenize(self, text: str, add_special: bool, parse_special: bool = True) -> list[int]:
         c = C()
-        raw = text.encode("utf-8")
+        try:
+            raw = text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise EngineError("The text contains characters that are not valid Unicode (lone surrogates).") from None
         cap = len(raw) + 16
         buf = (c.llama_token * cap)()
         n = c.llama_tokenize(self.vocab, raw, len(raw), buf, cap, add_special, parse_special)

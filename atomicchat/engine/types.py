@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from atomicchat.engine.errors import EngineError
 
 from atomicchat.stats import DecodeCounters
 
@@ -33,6 +36,18 @@ class GenParams:
     seed: int | None = None  # None: a fresh random seed per generation
     use_draft: bool = True  # False: target-only even when a draft is loaded (baselines)
     draft_max: int | None = None  # per-call override, clamped to the loaded maximum
+
+    def __post_init__(self) -> None:
+        """NaN or infinite sampling values reach llama.cpp's samplers as garbage; refuse them here."""
+        for name in ("temperature", "top_p", "min_p"):
+            value = getattr(self, name)
+            if not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise EngineError(f"The sampling setting {name} must be a finite number, not {value!r}.")
+        if self.temperature < 0:
+            raise EngineError("The temperature cannot be negative.")
+        for name in ("top_p", "min_p"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise EngineError(f"The sampling setting {name} must be between 0 and 1, not {getattr(self, name)}.")
 
     @property
     def greedy(self) -> bool:
@@ -85,3 +100,5 @@ class EngineInfo:
     is_hybrid: bool
     n_vocab: int
     notes: tuple[str, ...] = ()
+    # No chat template in the file: usually a base model, which continues text instead of chatting.
+    looks_like_base_model: bool = False

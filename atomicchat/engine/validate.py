@@ -12,6 +12,7 @@ from pathlib import Path
 
 from atomicchat.engine.errors import DraftMismatchError, ModelFileError, UnsupportedDraftError
 from atomicchat.engine.gguf_header import GGUFHeader, read_header
+from atomicchat.engine.hparams_check import check_hparams
 
 DFLASH_ARCH = "dflash"
 
@@ -47,57 +48,6 @@ class DraftInfo:
     has_output: bool
     file_size: int
     header: GGUFHeader
-
-
-MAX_LAYERS = 512  # llama.cpp's LLAMA_MAX_LAYERS: more (or 0) is a GGML_ASSERT that aborts the process
-MAX_EMBD = 1 << 16
-MAX_HEADS = 1024
-MAX_HEAD_DIM = 4096
-MAX_CONTEXT = 1 << 24
-MAX_VOCAB = 1 << 24
-MAX_BLOCK_SIZE = 64  # DFlash drafts use 16; llama.cpp sizes its draft buffers from it
-
-
-def _bounded(header: GGUFHeader, key: str, value: object, lo: int, hi: int, what: str) -> None:
-    if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
-        raise ModelFileError(f"{header.path.name} has {key} = {value!r}; {what} must be between {lo:,} and {hi:,}, "
-                             "so llama.cpp would refuse or crash on it.")
-
-
-def check_hparams(header: GGUFHeader) -> None:
-    """Bounds for every hyperparameter llama.cpp asserts on or sizes buffers from, as one sentence."""
-    arch = header.architecture
-    n_layer = header.arch_key("block_count")
-    _bounded(header, f"{arch}.block_count", n_layer, 1, MAX_LAYERS, "the number of layers")
-    _bounded(header, f"{arch}.embedding_length", header.arch_key("embedding_length"), 1, MAX_EMBD, "the model width")
-    heads = header.arch_key("attention.head_count")
-    kv = header.arch_key("attention.head_count_kv")
-    for key, value, lo in (("attention.head_count", heads, 1), ("attention.head_count_kv", kv, 0)):
-        if value is None:
-            continue
-        values = value if isinstance(value, list) else [value]
-        if isinstance(value, list) and len(value) != n_layer:
-            raise ModelFileError(f"{header.path.name} lists {len(value)} values for {arch}.{key} but has {n_layer} "
-                                 "layers; the file is damaged.")
-        for v in values:
-            _bounded(header, f"{arch}.{key}", v, lo, MAX_HEADS, "each layer's attention head count")
-    if isinstance(heads, int) and isinstance(kv, int) and kv > 0 and heads % kv:
-        raise ModelFileError(f"{header.path.name} has {heads} attention heads and {kv} KV heads; the first must be a "
-                             "multiple of the second.")
-    for key in ("attention.key_length", "attention.value_length"):
-        if header.arch_key(key) is not None:
-            _bounded(header, f"{arch}.{key}", header.arch_key(key), 1, MAX_HEAD_DIM, "the head size")
-    rope = header.arch_key("rope.dimension_count")
-    if rope is not None:
-        _bounded(header, f"{arch}.rope.dimension_count", rope, 2, MAX_HEAD_DIM, "the rotary dimension")
-        if rope % 2:
-            raise ModelFileError(f"{header.path.name} has an odd {arch}.rope.dimension_count ({rope}); it must be even.")
-    if header.arch_key("context_length") is not None:
-        _bounded(header, f"{arch}.context_length", header.arch_key("context_length"), 1, MAX_CONTEXT,
-                 "the trained context")
-    if header.n_vocab > MAX_VOCAB:
-        raise ModelFileError(f"{header.path.name} has a vocabulary of {header.n_vocab:,} tokens, more than "
-                             f"{MAX_VOCAB:,}; the file is damaged.")
 
 
 def _int(header: GGUFHeader, suffix: str, what: str) -> int:
@@ -148,9 +98,11 @@ def inspect_draft(path: str | Path) -> DraftInfo:
     top_k = header.arch_key("selector_top_k", 0)
     if isinstance(top_k, int) and top_k > 0:
         raise UnsupportedDraftError(f"{name} is a DFlash2 draft; this version of Atomic Chat runs plain DFlash drafts only.")
+    check_hparams(header)
     layers = header.arch_key("target_layers")
     if not isinstance(layers, list) or not layers or not all(isinstance(x, int) for x in layers):
         raise ModelFileError(f"{name} has no 'dflash.target_layers' list; it is not a complete DFlash draft.")
+    _check_draft_tensors(header, len(layers))
     mask = header.get("tokenizer.ggml.mask_token_id")
     if header.get("tokenizer.ggml.model") == "no_vocab" or header.n_vocab == 0:
         raise DraftMismatchError(f"{name} has no vocabulary, so it has no mask token; re-convert it with the target's tokenizer.")
@@ -158,19 +110,6 @@ def inspect_draft(path: str | Path) -> DraftInfo:
         raise DraftMismatchError(f"{name} has no valid mask token ('tokenizer.ggml.mask_token_id'); DFlash needs one to draft.")
     causal = header.arch_key("attention.causal", False)
     block_size = header.arch_key("block_size", 16)
-    check_hparams(header)
-    _bounded(header, "dflash.block_size", block_size, 2, MAX_BLOCK_SIZE, "the draft block size")
-    n_blocks = int(header.arch_key("block_count"))
-    needed = ["fc.weight", "enc.output_norm.weight", "output_norm.weight"] + [
-        f"blk.{i}.{t}.weight" for i in range(n_blocks) for t in ("attn_q", "attn_k", "attn_v", "attn_output", "ffn_down")
-    ]
-    missing = [t for t in needed if t not in header.tensors]
-    if missing:
-        raise ModelFileError(f"{name} lacks the tensor{'s' if len(missing) > 1 else ''} {', '.join(missing[:3])}"
-                             f"{' …' if len(missing) > 3 else ''}; it is not a complete DFlash draft, and llama.cpp "
-                             "would refuse to load it.")
-    if len(set(layers)) != len(layers) or min(layers) < 0:
-        raise ModelFileError(f"{name} lists target layers {layers}: each must be a different layer id of 0 or more.")
     return DraftInfo(
         path=header.path,
         name=header.name,
@@ -187,6 +126,25 @@ def inspect_draft(path: str | Path) -> DraftInfo:
         file_size=header.file_size,
         header=header,
     )
+
+
+def _check_draft_tensors(header: GGUFHeader, n_target_layers: int) -> None:
+    """The tensors llama.cpp's DFlash loader requires (src/models/dflash.cpp), so that a pair is only
+    called paired when llama.cpp would load the draft."""
+    name = header.path.name
+    n_layer = int(header.arch_key("block_count", 0) or 0)
+    required = ["fc.weight", "enc.output_norm.weight", "output_norm.weight"]
+    required += [f"blk.{i}.attn_norm.weight" for i in range(n_layer)]
+    missing = [t for t in required if t not in header.tensors]
+    if missing:
+        raise ModelFileError(f"{name} lacks the tensor '{missing[0]}' that a DFlash draft needs; it is incomplete or not a DFlash draft.")
+    n_embd = int(header.arch_key("embedding_length", 0) or 0)
+    fc = header.tensors["fc.weight"].shape
+    if fc and n_embd and fc[0] != n_target_layers * n_embd:
+        raise ModelFileError(
+            f"{name} has an 'fc.weight' of width {fc[0]}, but {n_target_layers} target layers of width {n_embd} "
+            f"need {n_target_layers * n_embd}; the draft is damaged."
+        )
 
 
 def check_pair(target: TargetInfo, draft: DraftInfo) -> None:

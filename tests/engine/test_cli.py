@@ -53,6 +53,10 @@ def test_chat_prompt_with_gemma(gemma_path):
         (["--model", "{t}", "--prompt", "hi", "--draft-max", "3"], "needs --draft"),
         (["--model", "{t}"], "required"),
         (["--model", "{t}", "--prompt", "x", "--temperature", "-1"], "negative"),
+        (["--model", "{t}", "--prompt", "x", "--temperature", "nan"], "finite"),
+        (["--model", "{t}", "--prompt", "x", "--temperature", "inf"], "finite"),
+        (["--model", "{t}", "--prompt", "x", "--top-p", "1.5"], "between 0 and 1"),
+        (["--model", "{t}", "--prompt", "x", "--min-p=-inf"], "finite"),
     ],
 )
 def test_bad_input_one_line_no_traceback(llama_pair, args, needle):
@@ -72,29 +76,21 @@ def test_not_gguf_file(tmp_path):
     assert "not a GGUF" in r.stderr and "Traceback" not in r.stderr
 
 
-@pytest.mark.parametrize(
-    ("flags", "expected"),
-    [
-        (["--temperature", "nan"], "error: --temperature must be a number from 0 to 100, not nan"),
-        (["--temperature", "inf"], "error: --temperature must be a number from 0 to 100, not inf"),
-        (["--top-p", "1.5"], "error: --top-p must be a number from 0 to 1, not 1.5"),
-    ],
-)
-def test_bad_sampling_numbers_are_one_line(llama_pair, flags, expected):
-    import subprocess
-    import sys
-
-    r = subprocess.run([sys.executable, "-m", "atomicchat", "generate", "--model", str(llama_pair.target),
-                        "--prompt", "hi", *flags], capture_output=True, text=True, timeout=60)
-    assert r.returncode == 2 and r.stderr.strip() == expected
+def test_invalid_utf8_prompt_and_system_are_one_line_errors(llama_pair):
+    for flag in (b"--prompt", b"--system"):
+        args = [sys.executable.encode(), b"-m", b"atomicchat", b"generate", b"--model", str(llama_pair.target).encode()]
+        args += [flag, b"caf\xe9 \xff\xfe"] + ([b"--prompt", b"hi"] if flag == b"--system" else [])
+        r = subprocess.run(args, capture_output=True, timeout=120)
+        err = r.stderr.decode("utf-8", "replace")
+        assert r.returncode != 0 and "Traceback" not in err
+        lines = [ln for ln in err.splitlines() if ln.strip()]
+        assert len(lines) == 1 and "not valid UTF-8" in lines[0], err
 
 
-def test_invalid_utf8_prompt_is_one_line(llama_pair):
-    import os
-    import subprocess
-    import sys
+def test_gen_params_refuse_non_finite_values():
+    from atomicchat.engine import EngineError, GenParams
 
-    r = subprocess.run([sys.executable.encode(), b"-m", b"atomicchat", b"generate", b"--model",
-                        str(llama_pair.target).encode(), b"--prompt", b"bad \xff\xfe bytes"],
-                       capture_output=True, timeout=60, env={**os.environ, "PYTHONIOENCODING": "utf-8"})
-    assert r.returncode == 2 and b"--prompt is not valid UTF-8" in r.stderr and b"Traceback" not in r.stderr
+    for kw in ({"temperature": float("nan")}, {"temperature": float("inf")}, {"top_p": 2.0}, {"min_p": float("nan")}):
+        with pytest.raises(EngineError):
+            GenParams(**kw)
+    assert GenParams(temperature=0.7, top_p=1.0, min_p=0.0).temperature == 0.7

@@ -119,8 +119,10 @@ def test_abandoned_generator_leaves_engine_consistent(qwen35_pair):
 def test_prompt_longer_than_context(llama_pair):
     with engine(llama_pair.target, n_ctx=256, n_batch=32) as eng:
         n_ctx = eng.n_ctx
-        with pytest.raises(ContextFullError, match=f"fills the whole context of {n_ctx} tokens"):
+        with pytest.raises(ContextFullError, match=f"as long as the context of {n_ctx}"):
             list(eng.generate([1] * n_ctx))
+        with pytest.raises(ContextFullError, match=f"longer than the context of {n_ctx}"):
+            list(eng.generate([1] * (n_ctx + 1)))
 
 
 def test_generation_stops_at_context_end(llama_pair):
@@ -130,7 +132,7 @@ def test_generation_stops_at_context_end(llama_pair):
         prompt = [(i % 400) + 1 for i in range(n_ctx - 30)]
         toks, fin, _ = run(eng, prompt, max_tokens=1000)
     assert fin.reason == "context"
-    assert len(prompt) + len(toks) == n_ctx  # prompt + reply fill the context, as llama-cpp-python counts
+    assert len(prompt) + len(toks) == n_ctx  # as llama-cpp-python and llama-server stop
     with engine(llama_pair.target, n_ctx=256, n_batch=32) as base:
         ref, _, _ = run(base, prompt, max_tokens=1000)
     assert ref == toks
@@ -161,3 +163,20 @@ def test_steps_stream_text(llama_pair):
     fin = evs[-1]
     assert "".join(s.text for s in steps) == fin.text
     assert fin.text  # test tokenizer renders ids as hex
+
+
+def test_context_end_matches_llama_cpp_python(llama_pair):
+    """Prompts of 472/510/511 tokens in a 512 context: as many tokens as llama-cpp-python's Llama
+    gives (40/2/1), target-only and with DFlash; a 256 context stays 256 (the batch shrinks)."""
+    llama_cpp = pytest.importorskip("llama_cpp")
+    ref_model = llama_cpp.Llama(str(llama_pair.target), n_ctx=512, verbose=False)
+    with engine(llama_pair.target, n_ctx=256) as small:
+        assert small.n_ctx == 256 and small.tctx.n_batch <= 256
+    with engine(llama_pair.target, n_ctx=512) as base, engine(llama_pair.target, llama_pair.draft, n_ctx=512) as spec:
+        for n in (472, 510, 511):
+            prompt = [(i % 400) + 1 for i in range(n)]
+            ref = ref_model.create_completion(prompt, max_tokens=1000, temperature=0.0)["usage"]["completion_tokens"]
+            got, fin, _ = run(base, prompt, max_tokens=1000)
+            got_spec, fin_spec, _ = run(spec, prompt, max_tokens=1000)
+            assert len(got) == ref == 512 - n and fin.reason == "context"
+            assert got_spec == got and fin_spec.reason == "context"

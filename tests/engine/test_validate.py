@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import struct
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -85,8 +91,9 @@ def test_same_size_different_tokens(tmp_path, llama_pair):
     w.add_array("tokenizer.ggml.tokens", [f"other_{i}" for i in range(512)])
     w.add_array("tokenizer.ggml.scores", [0.0] * 512)
     w.add_uint32("tokenizer.ggml.mask_token_id", 511)
-    for name in hdr.tensors:  # the same tensors as the real draft (their values do not matter here)
-        w.add_tensor(name, np.zeros(4, np.float32))
+    w.add_tensor("fc.weight", np.zeros((64, 128), np.float32))
+    for name in ("enc.output_norm.weight", "output_norm.weight", "blk.0.attn_norm.weight"):  # required by llama.cpp
+        w.add_tensor(name, np.zeros(64, np.float32))
     w.write_header_to_file()
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
@@ -162,3 +169,87 @@ def test_amx_cpus_keep_llama_cpp_off_its_crashing_amx_buffers(monkeypatch):
     assert not use_extra_buffers()
     monkeypatch.delenv("ATOMICCHAT_EXTRA_BUFTS")
     assert use_extra_buffers() == (not cpu_has_amx())
+
+
+# ---------------------------------------------------------------- header preflight (issue 12, part 2)
+def _patch(path: Path, key: str, fmt: str, value: int, skip: int = 0) -> Path:
+    """Overwrite the value of metadata `key` in place (`skip` bytes after its type id)."""
+    data = bytearray(path.read_bytes())
+    name = key.encode()
+    at = data.index(struct.pack("<Q", len(name)) + name) + 8 + len(name) + 4 + skip
+    struct.pack_into("<" + fmt, data, at, value)
+    path.write_bytes(bytes(data))
+    return path
+
+
+def _cli_load(target: Path, draft: Path | None = None) -> subprocess.CompletedProcess:
+    """Load in a child process, so a regression that reaches a llama.cpp abort kills only the child."""
+    args = [sys.executable, "-m", "atomicchat", "generate", "--model", str(target), "--prompt-tokens", "1,2", "--max-tokens", "2"]
+    if draft is not None:
+        args += ["--draft", str(draft)]
+    return subprocess.run(args, capture_output=True, text=True, timeout=120, cwd=Path(__file__).parents[2])
+
+
+def _copy(src: Path, dst: Path) -> Path:
+    dst.write_bytes(src.read_bytes())
+    return dst
+
+
+@pytest.mark.parametrize(
+    "key, fmt, value, skip, needle",
+    [
+        ("llama.block_count", "I", 0, 0, "llama.block_count"),
+        ("llama.block_count", "I", 100000, 0, "llama.block_count"),
+        ("llama.attention.head_count_kv", "I", 3, 0, "head_count_kv"),
+        ("llama.rope.dimension_count", "I", 0, 0, "rope.dimension_count"),
+        ("llama.rope.dimension_count", "I", 15, 0, "rope.dimension_count"),
+        ("llama.rope.dimension_count", "I", 4096, 0, "rope.dimension_count"),
+        ("llama.embedding_length", "I", 0, 0, "embedding_length"),
+        ("llama.context_length", "I", 0, 0, "context_length"),
+        ("tokenizer.ggml.tokens", "Q", 2**63 - 1, 4, "more than the file holds"),
+        ("tokenizer.ggml.model", "Q", 2**62, 0, "more than the file holds"),
+    ],
+)
+def test_bad_target_hyperparameter_refused_in_one_line(tmp_path, llama_pair, key, fmt, value, skip, needle):
+    bad = _patch(_copy(llama_pair.target, tmp_path / "bad.gguf"), key, fmt, value, skip)
+    with pytest.raises(ModelFileError, match=needle):
+        inspect_target(bad)
+    r = _cli_load(bad)
+    assert r.returncode == 1, (r.returncode, r.stderr[-2000:])  # not -6 (SIGABRT) or a hang
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "bad.gguf" in lines[0] and "Traceback" not in r.stderr, r.stderr[-2000:]
+
+
+@pytest.mark.parametrize(
+    "spec, needle",
+    [
+        (DraftSpec(block_size=100000), "dflash.block_size"),
+        (DraftSpec(block_size=1), "dflash.block_size"),
+        (DraftSpec(target_layers=(1, 1)), "listed twice"),
+    ],
+)
+def test_bad_draft_hyperparameter_refused(tmp_path, llama_pair, spec, needle):
+    d = write_draft(tmp_path / "d.gguf", TargetSpec(), spec)
+    with pytest.raises(ModelFileError, match=needle):
+        inspect_draft(d)
+    r = _cli_load(llama_pair.target, d)
+    assert r.returncode == 1 and needle in r.stderr and "Traceback" not in r.stderr, r.stderr[-2000:]
+
+
+def test_draft_rope_dimension_zero_refused(tmp_path, llama_pair):
+    d = _patch(_copy(llama_pair.draft, tmp_path / "d.gguf"), "dflash.rope.dimension_count", "I", 0)
+    r = _cli_load(llama_pair.target, d)
+    assert r.returncode == 1 and "dflash.rope.dimension_count" in r.stderr, r.stderr[-2000:]
+
+
+def test_non_regular_files_refused_without_opening(tmp_path):
+    fifo = tmp_path / "pipe.gguf"
+    os.mkfifo(fifo)  # opening it for reading would block forever
+    with pytest.raises(ModelFileError, match="named pipe"):
+        read_header(fifo)
+    with pytest.raises(ModelFileError, match="device"):
+        read_header("/dev/zero")
+    with pytest.raises(ModelFileError, match="too long"):
+        read_header(tmp_path / ("x" * 5000 + ".gguf"))
+    with pytest.raises(ModelFileError, match="too long"):
+        read_header(tmp_path / ("a" * 300))

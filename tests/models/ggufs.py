@@ -40,7 +40,10 @@ def make_target(path: Path, *, tokens: list[str] = TOKENS, pad_bytes: int = 3 <<
     return path.read_bytes()
 
 
-def make_draft(path: Path, *, tokens: list[str] = TOKENS, pad_bytes: int = 1 << 20, layers: tuple[int, ...] = (1, 3, 5)) -> bytes:
+def make_draft(
+    path: Path, *, tokens: list[str] = TOKENS, pad_bytes: int = 1 << 20, layers: tuple[int, ...] = (1, 3, 5),
+    with_tensors: bool = True,
+) -> bytes:
     w = GGUFWriter(str(path), "dflash")
     w.add_string("general.name", "Tiny DFlash")
     w.add_uint32("dflash.block_count", 2)
@@ -50,8 +53,10 @@ def make_draft(path: Path, *, tokens: list[str] = TOKENS, pad_bytes: int = 1 << 
     w.add_string("tokenizer.ggml.model", "gpt2")
     w.add_token_list(tokens)
     w.add_uint32("tokenizer.ggml.mask_token_id", len(tokens) - 1)
-    for name in ["fc", "enc.output_norm", "output_norm"] + [f"blk.{i}.{t}" for i in range(2) for t in (
-            "attn_q", "attn_k", "attn_v", "attn_output", "ffn_down")]:
-        w.add_tensor(f"{name}.weight", np.zeros(4, dtype=np.float32))  # what a DFlash draft must carry
+    if with_tensors:  # the tensors llama.cpp's DFlash loader requires (checked before pairing)
+        w.add_tensor("fc.weight", np.zeros((64, 64 * len(layers)), dtype=np.float32))
+        for name in ("enc.output_norm.weight", "output_norm.weight", "blk.0.attn_norm.weight", "blk.1.attn_norm.weight"):
+            w.add_tensor(name, np.zeros(64, dtype=np.float32))
+        pad_bytes = max(4, pad_bytes - 4 * 64 * (64 * len(layers) + 4))  # file sizes the tests expect stay
     _finish(w, pad_bytes)
     return path.read_bytes()

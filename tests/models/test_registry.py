@@ -120,3 +120,19 @@ def test_resolve_by_key_path_and_pair_id(served: Served) -> None:
     reg = Registry()
     assert reg.resolve(str(result.target_path)) == [f"hf:{TARGET_REPO}/{TARGET_FILE}"]
     assert sorted(reg.resolve("tiny-dflash")) == sorted(f.key for f in reg.files())
+
+
+def test_import_pairs_only_what_the_engine_would_load(files: dict[str, Path], tmp_path: Path) -> None:
+    """Same checks as Engine: required DFlash tensors, block size, target layers in range."""
+    reg = Registry()
+    t = reg.import_gguf(files["target"])
+    hollow = tmp_path / "hollow.gguf"
+    make_draft(hollow, with_tensors=False, pad_bytes=64)  # header only, no fc / hidden-norm tensors
+    with pytest.raises(ModelFileError, match="fc.weight"):
+        reg.import_gguf(hollow)
+    far = tmp_path / "far.gguf"
+    make_draft(far, layers=(1, 3, 9), pad_bytes=64)  # the target has 8 layers
+    res = reg.import_gguf(far)
+    assert res.paired_with == () and "layer(s) 9" in res.not_paired[0][1]
+    assert reg.import_gguf(files["draft"]).paired_with == (t.file.key,)
+    assert len(reg.pairs()) == 1
