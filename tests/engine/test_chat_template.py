@@ -81,12 +81,13 @@ def test_hostile_template_ends_as_template_error_within_budget(name):
 def test_hostile_template_in_a_model_falls_back_once(tmp_path):
     t = write_target(tmp_path / "evil.gguf", TargetSpec(chat_template=HOSTILE["nested range with output"]))
     with engine(t) as eng:  # found at load by the probe render
-        # whichever budget it hits first (time or size) depends on this machine's speed
-        notes = [n for n in eng.info.notes if "longer than 2 s" in n or "longer than 1,048,576 characters" in n]
-        assert len(notes) == 1 and "ChatML" in notes[0]
+        # whichever budget it hits first (time or size) depends on this machine's speed and load
+        notes = [n for n in eng.info.notes if "chat template" in n]
+        assert len(notes) == 1 and "Using the built-in ChatML chat format instead" in notes[0], eng.info.notes
+        assert "longer than 2 s" in notes[0] or "longer than 1,048,576 characters" in notes[0]
         start = time.monotonic()
         text = eng.render_chat([{"role": "user", "content": "hi"}])
-        assert time.monotonic() - start < 1
+        assert time.monotonic() - start < 1.5
         assert text == "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"
         eng.render_chat([{"role": "user", "content": "again"}])
         assert len([n for n in eng.info.notes if "longer than 2 s" in n]) == 1
