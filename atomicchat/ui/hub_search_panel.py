@@ -223,7 +223,7 @@ class HubSearchPanel(QWidget):
         q = self.quant.currentData()
         if q is None or self._hit is None:
             return
-        use_draft = self.with_draft.isVisible() and self.with_draft.isChecked()
+        use_draft = not self.with_draft.isHidden() and self.with_draft.isChecked()
         self.advice.setText(quant_advice(q.quant, use_draft))
         self.fit.setText("Reading the file's header to estimate the fit…")
         self.fit.setProperty("fit", "")
@@ -262,7 +262,7 @@ class HubSearchPanel(QWidget):
         self.progress.setVisible(True)
         self.progress.setValue(0)
         self.progress_label.setText("Starting…")
-        with_draft = self.with_draft.isVisible() and self.with_draft.isChecked()
+        with_draft = not self.with_draft.isHidden() and self.with_draft.isChecked()
         async_tasks.start(self._download(self._hit.repo_id, q, with_draft, self._cancel))
 
     def cancel(self) -> None:

@@ -76,3 +76,39 @@ def test_search_errors_are_sentences(make_window, qtbot, hub):
     panel.search_button.click()
     qtbot.waitUntil(lambda: "was not found on the Hub" in panel.status.text(), timeout=WAIT_MS)
     assert panel.search_button.isEnabled() and panel.results.count() == 0
+
+
+def test_one_click_downloads_a_target_and_its_known_dflash_draft(make_window, qtbot, hub, tmp_path, monkeypatch):
+    import hashlib
+
+    from atomicchat.models import drafts
+    from atomicchat.models.registry import Registry
+    from tests.models.ggufs import make_draft
+
+    draft = make_draft(tmp_path / "d.gguf")
+    hub.add_bytes("test-org/Tiny-DFlash-GGUF", "Tiny-Chat-DFlash.Q8_0.gguf", draft)
+    known = drafts.KnownDraft(
+        target="Tiny-Chat", match="tiny-chat", base_repo="test-org/Tiny-Chat", source="test-org/Tiny-Chat-DFlash",
+        block_size=16, facts_from="test",
+        gguf=(drafts.DraftFile("test-org/Tiny-DFlash-GGUF", "Tiny-Chat-DFlash.Q8_0.gguf", "Q8_0", len(draft),
+                               hashlib.sha256(draft).hexdigest(), "dflash", True),),
+    )
+    monkeypatch.setattr(drafts, "known_drafts", lambda: (known,))
+    w = make_window(models=FakeModels())
+    w.open_model_manager()
+    panel = w._manager.hub_panel
+    panel.query.setText(REPO)
+    panel.search_button.click()
+    w._manager.tabs.setCurrentWidget(panel)
+    qtbot.waitUntil(lambda: panel.detail.isVisible() and panel.quant.count() == 1, timeout=WAIT_MS)
+    assert panel.with_draft.isVisible() and panel.with_draft.isChecked()
+    assert "With DFlash draft test-org/Tiny-DFlash-GGUF/Tiny-Chat-DFlash.Q8_0.gguf" in panel.draft_text.text()
+    qtbot.waitUntil(lambda: "needs" in panel.fit.text(), timeout=WAIT_MS)
+    assert "draft" in panel.fit.text()  # the draft's weights and KV are in the sum
+    panel.download_button.click()
+    qtbot.waitUntil(lambda: "Downloaded and installed" in panel.progress_label.text(), timeout=WAIT_MS)
+    reg = Registry()
+    names = {f.filename for f in reg.files()}
+    assert {"Tiny-Chat-Q4_K_M.gguf", "Tiny-Chat-DFlash.Q8_0.gguf"} <= names
+    assert any(p.draft.filename == "Tiny-Chat-DFlash.Q8_0.gguf" for p in reg.pairs())  # checked and paired
+    assert "with its DFlash draft" in w._manager.notice.label.text()
