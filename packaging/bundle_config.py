@@ -135,10 +135,11 @@ QT_PLUGINS: dict[str, set[str] | None] = {
 # Qt libraries no Widgets code path needs; PyInstaller can drag them in through plugins or
 # PySide6's own binary dependencies (Quick/Qml/Pdf alone are ~40 MB). Matched against the file or
 # framework name: libQt6Quick.so.6 (Linux), Qt6Quick.dll (Windows), QtQuick.framework (macOS).
-# Not listed on purpose: DBus (QtGui links it on Linux), OpenGL, Svg, XcbQpa, WaylandClient.
+# Not listed on purpose: DBus (QtGui links it on Linux), OpenGL, Svg, XcbQpa, WaylandClient, Network
+# (QLocalServer: the single-instance guard).
 QT_LIB_EXCLUDE_MODULES = (
     "Quick", "Qml", "Pdf", "VirtualKeyboard", "Designer", "WaylandCompositor", "WaylandEgl",
-    "WlShellIntegration", "Lottie", "Labs", "ShaderTools", "Test", "Help", "Sql", "Network",
+    "WlShellIntegration", "Lottie", "Labs", "ShaderTools", "Test", "Help", "Sql",
     "Concurrent", "UiTools", "Xml", "EglFs", "EglFSDeviceIntegration", "PrintSupport",
 )
 _QT_LIB_EXCLUDE_RE = re.compile(
@@ -239,6 +240,14 @@ HIDDEN_IMPORTS_EXTRA = (
     "hf_xet",  # huggingface_hub finds it with importlib.util.find_spec
     "jinja2.ext",
     "jinja2.sandbox",
+    "PySide6.QtNetwork",  # the single-instance guard (QLocalServer / QLocalSocket)
+    # uvicorn picks its loop, protocol and lifespan modules by name at run time (Settings > Local server)
+    "uvicorn.loops.auto",
+    "uvicorn.loops.asyncio",
+    "uvicorn.protocols.http.auto",
+    "uvicorn.protocols.http.h11_impl",
+    "uvicorn.protocols.websockets.auto",
+    "uvicorn.lifespan.off",
 )
 
 EXCLUDES = (
@@ -271,7 +280,6 @@ EXCLUDES = (
     "PySide6.QtQml",
     "PySide6.QtQuick",
     "PySide6.QtQuickWidgets",
-    "PySide6.QtNetwork",
     "PySide6.QtOpenGL",
     "PySide6.QtOpenGLWidgets",
     "PySide6.QtDBus",
