@@ -130,3 +130,12 @@ def test_close_ends_the_child_so_its_memory_is_returned(llama_pair):
     assert not _gone(pid)
     child.close()
     assert _gone(pid) and not child.alive()
+
+
+def test_the_reason_names_llama_cpps_own_line():
+    real = ("/tmp/pip-install-x/llama-cpp-python/vendor/llama.cpp/src/llama-model.cpp:1328: "
+            "GGML_ASSERT(hparams.n_layer_all > 0 && hparams.n_layer_all <= LLAMA_MAX_LAYERS) failed\n")
+    assert proc_client._reason(real, -6) == (
+        "llama.cpp reported GGML_ASSERT(hparams.n_layer_all > 0 && hparams.n_layer_all <= LLAMA_MAX_LAYERS) failed")
+    assert proc_client._reason("", -9).startswith("it was killed (SIGKILL")
+    assert proc_client._reason("", -6) == "it ended with SIGABRT" and proc_client._reason("", 3) == "it exited with code 3"
