@@ -3,7 +3,7 @@
 Why not just `hf_hub_download`: recent huggingface_hub (2.x, installed here; 1.0 still resumed) writes
 each attempt to a uniquely named temp file and deletes it on any failure, so a cancelled, crashed or
 killed download restarts from zero; a 6 GB model must not. The job therefore uses huggingface_hub's own pieces around a *stable*
-partial file: `get_hf_file_metadata` (HEAD: etag, commit, size, auth/redirect handling), `http_get`
+partial file: `get_hf_file_metadata` (HEAD: etag, commit, size, auth/redirect handling), a streamed GET
 (its HTTP client, retries, and Range resume from `resume_size`) writing to
 `blobs/{etag}.incomplete` (the name older huggingface_hub resumed from), then `hf_hub_download` pinned to the commit to create the snapshot link
 and bookkeeping the same way every other tool reading that cache expects. No HTTP is written here.
@@ -28,6 +28,7 @@ API:
 from __future__ import annotations
 
 import os
+import re
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -42,12 +43,13 @@ from atomicchat.models.errors import (
     CatalogOutdatedError,
     ChecksumMismatchError,
     DownloadCancelled,
+    HubError,
     ModelsError,
     NotEnoughDiskError,
     OfflineError,
 )
 from atomicchat.models.registry import InstalledFile, Registry, check_files, stat_of
-from atomicchat.models.transfer import HashingSink, Meter, chunk_size, hash_prefix, quiet_bar, sha256_file
+from atomicchat.models.transfer import HashingSink, Meter, chunk_size, hash_prefix, quiet_bar, sha256_file, stream_get
 
 CHUNK_SIZE = 1024 * 1024  # huggingface_hub reads 10 MiB per chunk by default; 1 MiB keeps cancel prompt
 DISK_MARGIN = 256 * 1024 * 1024  # keep this much free after the download
@@ -115,6 +117,25 @@ class _Remote:
     size: int
     expected_sha: str | None
     headers: dict[str, str]
+
+
+_SAFE_ETAG = re.compile(r"[A-Za-z0-9._-]{1,128}")
+
+
+def _refuse_link_local(url: str, filename: str) -> None:
+    """A redirect to 169.254.0.0/16 or fe80::/10 (cloud metadata services live there) is refused
+    before any connection is made to it."""
+    import ipaddress
+    from urllib.parse import urlsplit
+
+    host = (urlsplit(url).hostname or "").strip("[]")
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return  # a name: the Hub's CDN; names are not resolved here
+    if ip.is_link_local:
+        raise HubError(f"The download of {filename} was redirected to {host}, a link-local address; Atomic Chat "
+                       "refuses to fetch from there.")
 
 
 class DownloadJob:
@@ -255,6 +276,9 @@ class DownloadJob:
             raise hub.translate_error(exc, ref.filename, ref.repo) from exc
         if not meta.etag or not meta.commit_hash:
             raise hub.translate_error(RuntimeError("no ETag / X-Repo-Commit in the answer"), ref.filename, ref.repo)
+        if not _SAFE_ETAG.fullmatch(meta.etag) or ".." in meta.etag:  # it becomes a file name in the cache
+            raise HubError(f"The server answered with an unusable file id (ETag) for {ref.filename}; nothing was "
+                           "downloaded. If this is not the Hugging Face Hub, check HF_ENDPOINT.")
         size = meta.size if meta.size is not None else (ref.size or 0)
         etag_sha = meta.etag if hub.is_sha256(meta.etag) else None
         if ref.sha256 and etag_sha and ref.sha256 != etag_sha:
@@ -263,6 +287,7 @@ class DownloadJob:
                 "(its sha256 differs); refresh the catalog, then pull again."
             )
         location = meta.location or url
+        _refuse_link_local(location, ref.filename)
         if not hub.same_host(location, url):
             headers.pop("authorization", None)  # signed CDN URL: never send the token off the Hub
         return _Remote(location, meta.etag, meta.commit_hash, int(size), ref.sha256 or etag_sha, dict(headers))
@@ -287,7 +312,6 @@ class DownloadJob:
 
     def _fetch(self, i: int, remote: _Remote) -> FileResult:
         from filelock import FileLock, Timeout
-        from huggingface_hub.file_download import http_get
 
         ref = self.files[i]
         cache = hub.cache_dir()
@@ -300,7 +324,7 @@ class DownloadJob:
         if digest is None:
             try:
                 with FileLock(str(lock_path), timeout=2):  # the lock huggingface_hub takes for this blob
-                    digest, fetched, resumed = self._transfer(i, remote, partial, http_get)
+                    digest, fetched, resumed = self._transfer(i, remote, partial)
                     os.replace(partial, blob)
             except Timeout as exc:
                 raise BusyError(
@@ -322,7 +346,7 @@ class DownloadJob:
             return None
         return digest
 
-    def _transfer(self, i: int, remote: _Remote, partial: Path, http_get: Callable[..., None]) -> tuple[str, int, int]:
+    def _transfer(self, i: int, remote: _Remote, partial: Path) -> tuple[str, int, int]:
         ref = self.files[i]
         with open(partial, "r+b" if partial.exists() else "w+b") as raw:
             fh = cast(BinaryIO, raw)
@@ -357,15 +381,7 @@ class DownloadJob:
             while True:
                 before = fetched
                 try:
-                    http_get(
-                        remote.url,
-                        sink,
-                        resume_size=fh.tell(),
-                        headers=remote.headers,
-                        expected_size=remote.size or None,
-                        displayed_filename=ref.filename,
-                        **quiet_bar(http_get),
-                    )
+                    stream_get(remote.url, sink, fh.tell(), remote.headers, remote.size or None)
                     break
                 except ModelsError:
                     raise

@@ -16,7 +16,7 @@ import math
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import BinaryIO, Self
+from typing import Any, BinaryIO, Self
 
 from atomicchat.models.errors import DiskFullError, DownloadCancelled
 
@@ -83,6 +83,7 @@ class HashingSink:
                     "the part already downloaded is kept and the download resumes."
                 ) from exc
             raise
+        self._fh.flush()  # in the file at once: a kill or a cut keeps every byte that arrived
         self.hasher.update(data)
         self._on_write(len(data))
         return n
@@ -194,3 +195,32 @@ def quiet_bar(fn: Callable[..., object]) -> dict[str, object]:
         return {"tqdm_class": SilentBar} if "tqdm_class" in inspect.signature(fn).parameters else {}
     except (TypeError, ValueError):
         return {}
+
+
+READ_TIMEOUT_S = 15.0  # a server silent this long is a broken transfer (it is resumed), never a hang
+
+
+def stream_get(url: str, sink: Any, resume_size: int, headers: dict[str, str], expected_size: int | None) -> None:
+    """GET `url` into `sink` from `resume_size` on, writing every piece as it arrives.
+
+    huggingface_hub's http_get hands bytes over in 1 MiB chunks: at 1 byte/s a cancel waited for
+    the next chunk (minutes), and a connection that broke before a full chunk lost what had arrived.
+    Here each network read is written at once (the sink checks cancel on every write), so Stop takes
+    effect within a read and every received byte is kept for the resume."""
+    from huggingface_hub.utils import get_session, hf_raise_for_status
+
+    session = get_session()
+    timeout = type(getattr(session, "timeout", None))(30.0, read=READ_TIMEOUT_S) if hasattr(session, "timeout") else None
+    h = dict(headers)
+    if resume_size:
+        h["Range"] = f"bytes={resume_size}-"
+    with session.stream("GET", url, headers=h, follow_redirects=True, timeout=timeout) as r:
+        hf_raise_for_status(r)
+        if resume_size and r.status_code == 200:  # the server ignored Range: start the file over
+            sink.seek(0)
+            sink.truncate(0)
+        for piece in r.iter_bytes():  # no chunk size: whatever each read returned
+            if piece:
+                sink.write(piece)
+    if expected_size is not None and sink.tell() != expected_size:
+        raise ConnectionError(f"the transfer ended at {sink.tell():,} of {expected_size:,} bytes")

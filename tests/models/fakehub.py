@@ -33,6 +33,8 @@ class HubFile:
     drop_after: int | None = None  # cut the connection once, after this many body bytes
     throttle: tuple[int, float] | None = None  # (bytes per write, seconds between writes)
     fail_resumes: int = 0  # answer this many Range GETs with HTTP 500 (a Hub hiccup)
+    etag: str | None = None  # a hostile server's ETag instead of the sha256
+    redirect_to: str | None = None  # answer HEAD/GET with a 302 to this URL (never followed by the fake)
 
     def read(self, start: int, end: int) -> bytes:
         if self.data is not None:
@@ -259,6 +261,16 @@ class _Handler(BaseHTTPRequestHandler):
             first, _, last = rng[len("bytes=") :].partition("-")
             start = int(first or 0)
             stop = min(f.size, int(last) + 1) if last else f.size
+        if f.redirect_to:
+            self.send_response(302)
+            self.send_header("Location", f.redirect_to)
+            self.send_header("X-Repo-Commit", repo.commit)
+            self.send_header("ETag", f'"{f.etag or f.sha256}"')
+            self.send_header("X-Linked-Etag", f'"{f.etag or f.sha256}"')
+            self.send_header("X-Linked-Size", str(f.size))
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
         if start and f.fail_resumes:
             f.fail_resumes -= 1
             self._error(500, "InternalError", "Internal Error", head)
@@ -270,9 +282,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(206 if ranged else 200)
         self.send_header("Content-Type", "application/octet-stream")
         self.send_header("Accept-Ranges", "bytes")
-        self.send_header("ETag", f'"{f.sha256}"')
+        self.send_header("ETag", f'"{f.etag or f.sha256}"')
         self.send_header("X-Repo-Commit", repo.commit)
-        self.send_header("X-Linked-Etag", f'"{f.sha256}"')
+        self.send_header("X-Linked-Etag", f'"{f.etag or f.sha256}"')
         self.send_header("X-Linked-Size", str(f.size))
         self.send_header("Content-Length", str(stop - start))
         if ranged:

@@ -285,3 +285,64 @@ def test_pending_bytes_uses_local_state_only(served: Served) -> None:
     before = len(served.hub.log)
     assert downloads.pending_bytes(DownloadJob(pair)) == 0
     assert len(served.hub.log) == before
+
+
+def test_cancel_at_one_byte_a_second_takes_effect_within_a_second(served: Served) -> None:
+    served.hub.file(TARGET_REPO, TARGET_FILE).throttle = (1, 1.0)  # 1 byte per second
+    cancel = threading.Event()
+    done: dict[str, float] = {}
+
+    def run() -> None:
+        try:
+            DownloadJob(served.pair()).run(cancel_event=cancel)
+        except DownloadCancelled:
+            done["at"] = time.monotonic()
+
+    t = threading.Thread(target=run)
+    t.start()
+    time.sleep(2.5)
+    asked = time.monotonic()
+    cancel.set()
+    t.join(10)
+    assert "at" in done and done["at"] - asked < 1.5  # within a read of the 1 B/s stream (bound, not a speed target)
+    assert partial_of(served, TARGET_REPO, TARGET_FILE).stat().st_size >= 1  # the bytes that came are kept
+
+
+def test_a_connection_cut_before_one_mib_keeps_every_byte(served: Served) -> None:
+    f = served.hub.file(TARGET_REPO, TARGET_FILE)
+    f.drop_after, f.fail_resumes = 260_000, 1  # cut after 260 KB, and the Hub fails the immediate retry
+    with pytest.raises(HubError):
+        DownloadJob(served.pair()).run()
+    assert partial_of(served, TARGET_REPO, TARGET_FILE).stat().st_size == 260_000
+    result = DownloadJob(served.pair()).run()
+    assert served.hub.gets(TARGET_FILE)[-1].range == "bytes=260000-"
+    assert result.target_path is not None and result.target_path.read_bytes() == served.target
+
+
+@pytest.mark.parametrize("etag", ["../../escape", "a/b", "x" * 10_000])
+def test_hostile_etags_never_become_file_names(served: Served, etag: str) -> None:
+    served.hub.file(TARGET_REPO, TARGET_FILE).etag = etag
+    with pytest.raises(HubError, match="unusable file id"):
+        DownloadJob(served.pair()).run()
+    home = Path(os.environ["HF_HOME"])
+    assert not [p for p in home.rglob("*") if "escape" in p.name or len(p.name) > 255]
+
+
+def test_redirect_to_a_link_local_address_is_refused_without_connecting(served: Served, monkeypatch) -> None:
+    import socket
+
+    served.hub.file(TARGET_REPO, TARGET_FILE).redirect_to = "http://169.254.169.254/latest/meta-data/"
+    tried: list[object] = []
+    real = socket.socket.connect
+
+    def connect(sock, address):  # noqa: ANN001, ANN202
+        if isinstance(address, tuple) and str(address[0]).startswith("169.254."):
+            tried.append(address)
+            raise AssertionError("connected to a link-local address")
+        return real(sock, address)
+
+    monkeypatch.setattr(socket.socket, "connect", connect)
+    with pytest.raises(HubError, match="link-local address"):
+        DownloadJob(served.pair()).run()
+    assert tried == []
+
