@@ -346,3 +346,33 @@ def test_redirect_to_a_link_local_address_is_refused_without_connecting(served: 
         DownloadJob(served.pair()).run()
     assert tried == []
 
+
+
+def test_ctrl_c_in_the_cli_at_one_byte_a_second(served: Served, tmp_path) -> None:
+    import json
+    import signal
+
+    from tests.models.conftest import catalog_dict
+
+    served.hub.file(TARGET_REPO, TARGET_FILE).throttle = (1, 1.0)
+    t = served.hub.file(TARGET_REPO, TARGET_FILE)
+    d = served.hub.file(DRAFT_REPO, DRAFT_FILE)
+    cat = tmp_path / "cat.json"
+    cat.write_text(json.dumps(catalog_dict(t.sha256, d.sha256, (t.size, d.size))))
+    env = dict(os.environ, PYTHONPATH=str(REPO_ROOT), HF_ENDPOINT=served.hub.url)
+    child = subprocess.Popen([sys.executable, "-m", "atomicchat", "models", "pull", "tiny-dflash", "--catalog", str(cat)],
+                             env=env, cwd=REPO_ROOT, stderr=subprocess.PIPE, text=True)
+    partial = partial_of(served, TARGET_REPO, TARGET_FILE)
+    deadline = time.monotonic() + 30
+    while not (partial.exists() and partial.stat().st_size >= 2) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    asked = time.monotonic()
+    child.send_signal(signal.SIGINT)
+    try:
+        _, err = child.communicate(timeout=10)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    assert time.monotonic() - asked < 3 and child.returncode == 130  # a correctness bound at 1 B/s
+    assert "Run the same command again to resume" in err and "Traceback" not in err
+    assert partial.stat().st_size >= 2  # what arrived is on disk for the resume
