@@ -90,7 +90,7 @@ def test_hostile_template_in_a_model_falls_back_once(tmp_path):
         assert time.monotonic() - start < 1.5
         assert text == "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n"
         eng.render_chat([{"role": "user", "content": "again"}])
-        assert len([n for n in eng.info.notes if "longer than 2 s" in n]) == 1
+        assert len([n for n in eng.info.notes if "chat template" in n]) == 1  # said once, not at every render
 
 
 def test_refusal_by_raise_exception_is_kept():
