@@ -221,6 +221,11 @@ def timings(stats: Any) -> dict[str, float | int]:
         "predicted_per_second": round(stats.tokens_per_second, 3),
         "draft_n": stats.n_drafted,
         "draft_n_accepted": stats.n_accepted,
+        # what the adaptive draft length did (not in llama-server's object): steps that drafted,
+        # plain target steps, and the mean drafted tokens per drafting step
+        "draft_steps": stats.n_draft_steps,
+        "plain_steps": max(stats.n_steps - 1 - stats.n_draft_steps, 0),
+        "draft_mean_length": round(stats.mean_draft_length, 3),
     }
 
 

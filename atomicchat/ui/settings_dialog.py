@@ -144,10 +144,15 @@ class SettingsDialog(QDialog):
         self.draft_max = QSpinBox()
         self.draft_max.setRange(0, 64)
         block = getattr(info, "block_size", 0) if info is not None else 0
-        self.draft_max.setSpecialValueText(f"Automatic ({block - 1})" if block > 1 else "Automatic")
+        self.draft_max.setSpecialValueText(f"Adaptive (0-{block - 1})" if block > 1 else "Adaptive")
         self.draft_max.setValue(settings.draft_max)
-        self.draft_max.setToolTip("Tokens drafted per step; automatic = the draft's block size - 1")
+        self.draft_max.setToolTip(
+            "Tokens drafted per step. Adaptive picks the length each step from what drafting and verifying "
+            "cost on this machine and how often drafts are accepted, and takes plain steps when no draft pays; "
+            "a number pins the length."
+        )
         form.addRow("Draft length", self.draft_max)
+        form.addRow("", _hint("Adaptive switches to plain steps where drafts do not pay on this machine; a number pins it."))
         self.tabs.addTab(engine, "Engine")
         self.server = ServerSettingsGroup(settings)
         self.tabs.addTab(self.server, "Local server")

@@ -30,7 +30,8 @@ class StatsBar(QWidget):
         self.acceptance = QLabel()
         self.tau = QLabel()
         self.speedup = QLabel()
-        for label in (self.mode, self.speed, self.acceptance, self.tau, self.speedup):
+        self.drafting = QLabel()  # what the adaptive draft length did
+        for label in (self.mode, self.speed, self.acceptance, self.tau, self.drafting, self.speedup):
             label.setObjectName(label.objectName() or "statsText")
             row.addWidget(label)
         self.measure = QToolButton()
@@ -58,7 +59,8 @@ class StatsBar(QWidget):
         t = format_stats(stats, baseline_tps)
         self.mode.setText(t.mode)
         self.speed.setText(t.speed)
-        for label, text in ((self.acceptance, t.acceptance), (self.tau, t.tau), (self.speedup, t.speedup)):
+        shown = ((self.acceptance, t.acceptance), (self.tau, t.tau), (self.drafting, t.drafting), (self.speedup, t.speedup))
+        for label, text in shown:
             label.setText(text)
             label.setVisible(bool(text))
         self.measure.setVisible(stats.used_draft and not baseline_tps)

@@ -28,6 +28,19 @@ class StatsText:
     speedup: str  # "1.40× vs target-only (23 tok/s, measured)" / "slower than target-only: 0.60× ..." / ""
     mode: str  # "DFlash" / "target only"
     slower: bool = False  # DFlash measured slower than the target alone: offer to turn it off
+    drafting: str = ""  # what the adaptive draft length did: "drafts 4.2/step · 12% plain steps"
+
+
+def drafting_text(stats: ReplyStats) -> str:
+    """Mean drafted tokens per drafting step and the share of plain target steps the policy took."""
+    steps = max(stats.n_steps - 1, 0)  # the first token comes from the prompt, not a step
+    if not steps:
+        return ""
+    plain = (steps - stats.n_draft_steps) / steps
+    parts = [f"drafts {stats.mean_draft_length:.1f}/step"] if stats.n_draft_steps else ["no drafts"]
+    if plain >= 0.005:
+        parts.append(f"{plain:.0%} plain steps")
+    return " · ".join(parts)
 
 
 def _count(n: int) -> str:
@@ -44,13 +57,14 @@ def format_stats(stats: ReplyStats, baseline_tps: float | None) -> StatsText:
         else "acceptance –"
     )
     tau = f"τ {stats.tau:.2f}"
+    d = drafting_text(stats)
     s = speedup(stats, baseline_tps)
     if s is None:
-        return StatsText(speed, acc, tau, "", "DFlash")
+        return StatsText(speed, acc, tau, "", "DFlash", drafting=d)
     base = f"{baseline_tps:.0f} tok/s" if baseline_tps and baseline_tps >= 10 else f"{baseline_tps:.1f} tok/s"
     if s < 1.0:
-        return StatsText(speed, acc, tau, f"slower than target-only: {s:.2f}× ({base}, measured)", "DFlash", True)
-    return StatsText(speed, acc, tau, f"{s:.2f}× vs target-only ({base}, measured)", "DFlash")
+        return StatsText(speed, acc, tau, f"slower than target-only: {s:.2f}× ({base}, measured)", "DFlash", True, d)
+    return StatsText(speed, acc, tau, f"{s:.2f}× vs target-only ({base}, measured)", "DFlash", drafting=d)
 
 
 def stats_tooltip(stats: ReplyStats, baseline_tps: float | None) -> str:
@@ -63,6 +77,12 @@ def stats_tooltip(stats: ReplyStats, baseline_tps: float | None) -> str:
             f"Acceptance: {stats.n_accepted} of {stats.n_drafted} drafted tokens were accepted. "
             f"τ: {stats.tau:.2f} tokens per target step on average ({stats.n_draft_steps} draft steps)."
         )
+        d = drafting_text(stats)
+        if d:
+            lines.append(
+                f"Draft length: chosen each step from the measured cost of drafting and verifying on this "
+                f"machine and how often drafts were accepted ({d}); a plain step drafts nothing."
+            )
         if baseline_tps:
             lines.append(f"Speedup against the measured target-only speed of {baseline_tps:.1f} tok/s on this machine.")
         else:

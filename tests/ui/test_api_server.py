@@ -26,7 +26,10 @@ def _free_port() -> int:
 def test_api_request_waits_for_the_streaming_chat_and_both_finish(make_window, qtbot):
     w = make_window(demo.demo_target_path(), demo.demo_draft_path())
     port = _free_port()
-    w.apply_settings(replace(w.settings, api_enabled=True, api_port=port, max_tokens=400))
+    # A pinned draft length (a reload): the adaptive one follows measured timings, which the app's engine
+    # and the reference below never share, and the drafted counts are compared at the end.
+    w.apply_settings(replace(w.settings, api_enabled=True, api_port=port, max_tokens=400, draft_max=5))
+    qtbot.waitUntil(lambda: w.ready is not None and w.ready.info.draft_max == 5, timeout=WAIT_MS)
     assert w.api.listening is not None and w.api_label.text() == f"API http://127.0.0.1:{port}/v1"
     assert w.store.settings.load().api_enabled  # saved
 
@@ -55,7 +58,7 @@ def test_api_request_waits_for_the_streaming_chat_and_both_finish(make_window, q
     assert queued_while_chat, "the API request ran beside the chat reply instead of waiting its turn"
     chat = w.store.chats.messages(w.session.conversation_id)[-1]
     assert chat.status == DONE and chat.content
-    eng = Engine(EngineConfig(demo.demo_target_path(), demo.demo_draft_path(), n_ctx=w.ready.info.n_ctx))
+    eng = Engine(EngineConfig(demo.demo_target_path(), demo.demo_draft_path(), n_ctx=w.ready.info.n_ctx, draft_max=5))
     try:
         ref = [ev for ev in eng.generate(eng.chat_prompt(msgs), GenParams(max_tokens=40)) if isinstance(ev, Finished)]
     finally:

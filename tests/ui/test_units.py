@@ -84,3 +84,17 @@ def test_rates_need_a_span_otherwise_counts() -> None:
     assert t.speed == "1 token" and t.speedup == ""  # not "36697.2 tok/s"
     assert format_stats(ReplyStats(n_generated=3, generate_seconds=0.5), None).speed == "3 tokens"
     assert format_stats(ReplyStats(n_generated=40, generate_seconds=2.0), None).speed == "20.0 tok/s"
+
+
+def test_drafting_text_reports_what_the_adaptive_length_did():
+    from atomicchat.ui.stats_format import drafting_text
+
+    s = ReplyStats(n_generated=60, generate_seconds=1.0, n_steps=41, n_drafted=84, n_accepted=20,
+                   n_draft_steps=30, used_draft=True)
+    assert drafting_text(s) == "drafts 2.8/step · 25% plain steps"  # 84/30 drafted, 10 of 40 steps plain
+    assert format_stats(s, None).drafting == drafting_text(s)
+    every = ReplyStats(n_generated=9, n_steps=3, n_drafted=8, n_draft_steps=2, used_draft=True)
+    assert drafting_text(every) == "drafts 4.0/step"
+    none = ReplyStats(n_generated=9, n_steps=9, used_draft=True)
+    assert drafting_text(none) == "no drafts · 100% plain steps"
+    assert drafting_text(ReplyStats(n_generated=1, n_steps=1, used_draft=True)) == ""
