@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from atomicchat.engine import chat
+from atomicchat.engine import device_sampling
 from atomicchat.engine.detok import Detokenizer
 from atomicchat.engine.draft_policy import DraftPolicy, FixedPolicy
 from atomicchat.engine.errors import ContextFullError, DecodeError, DraftMismatchError, EngineError
@@ -68,6 +69,9 @@ class Engine:
         # Learned per loaded pair: verify/draft costs on this device, the draft's acceptance profile.
         self.policy: DraftPolicy | None = None
         self.policy_for_step: DraftPolicy | FixedPolicy = FixedPolicy(0)
+        self.device_sampling = False
+        self.tsamp: device_sampling.DeviceSampler | None = None  # on-device chains, target and draft
+        self.dsamp: device_sampling.DeviceSampler | None = None
         tinfo = inspect_target(config.target_path)
         dinfo = inspect_draft(config.draft_path) if config.draft_path else None
         if dinfo is not None:
@@ -104,6 +108,11 @@ class Engine:
         if self.draft_max:
             self.draft_max = min(self.draft_max, n_ctx - 1)
         n_batch = min(max(cfg.n_batch, self.draft_max + 1, 1), n_ctx)
+        used_early = 0
+        if offload_lines:
+            m = _OFFLOAD_RE.search(offload_lines[-1])
+            used_early = int(m.group(1)) if m else 0
+        self.device_sampling = device_sampling.wanted(cfg.device_sampling, used_early)
         threads = cfg.n_threads or default_threads(self.tinfo.file_size)
         batch_threads = cfg.n_threads or max(threads, default_threads(self.tinfo.file_size))
 
@@ -115,6 +124,8 @@ class Engine:
         tp.n_threads_batch = batch_threads
         tp.embeddings = False
         tp.no_perf = True
+        if self.device_sampling:
+            tp.n_outputs_max_per_seq = n_batch  # a verify samples every row of its block
         if self.draft is not None and self.target.is_hybrid:
             tp.n_rs_seq = self.draft_max if cfg.n_rs_seq is None else cfg.n_rs_seq
         self.tctx = Context(self.target, tp, "chat")
@@ -124,6 +135,10 @@ class Engine:
         if self.draft is not None:
             self._init_draft(threads, batch_threads)
             self.policy = DraftPolicy(self.draft_max)
+        if self.device_sampling:
+            self.tsamp = device_sampling.DeviceSampler(self.tctx.ptr)
+            if self.dctx is not None:
+                self.dsamp = device_sampling.DeviceSampler(self.dctx.ptr)
 
         gguf_template = self.tinfo.chat_template or self.target.chat_template()
         self.template = chat.pick_template(gguf_template, self.tinfo.arch)
@@ -190,6 +205,8 @@ class Engine:
         dp.n_rs_seq = 0
         dp.embeddings = False
         dp.no_perf = True
+        if self.device_sampling:
+            dp.n_outputs_max_per_seq = self.tctx.n_batch
         dp.ctx_other = self.tctx.ptr
         self.dctx = Context(self.draft, dp, "draft")
         causal = (self.draft.meta("dflash.attention.causal") or "false").lower() == "true"
@@ -398,7 +415,9 @@ class Engine:
     def _plain_step(self, id_last: int, pos: int, sampler: Sampler, inject: bool) -> list[int]:
         assert self.tctx is not None
         self._decode_target([id_last], pos, "all")
-        if sampler.greedy:  # what sampler.sample_row does for greedy, minus a call layer
+        if self.tsamp is not None:
+            tok = self.tsamp.token(0)
+        elif sampler.greedy:  # what sampler.sample_row does for greedy, minus a call layer
             tok = int(self.tctx.logits(1, self.n_vocab)[0].argmax())
         else:
             tok = sampler.sample_row(self.tctx.ptr, 0, None)
@@ -416,8 +435,13 @@ class Engine:
             self._fill_draft_gap(pos)
         block = self._mask_block[: n_max + 1]
         block[0] = id_last
-        self._check(d.decode_tokens(block, pos, "all"), "drafting")  # every row output, or logits shift
-        drafts = d.logits(n_use + 1, self.n_vocab)[1:].argmax(axis=1).tolist()
+        if self.dsamp is not None:  # sampled in the graph; rows past n_use are not outputs
+            # a prefix of rows: the dflash graph outputs its first n_outputs rows whatever the mask
+            self._check(d.decode_tokens(block, pos, range(0, n_use + 1)), "drafting")
+            drafts = [self.dsamp.token(j) for j in range(1, n_use + 1)]
+        else:
+            self._check(d.decode_tokens(block, pos, "all"), "drafting")  # every row output, or logits shift
+            drafts = d.logits(n_use + 1, self.n_vocab)[1:].argmax(axis=1).tolist()
         if not d.seq_rm(pos):  # the noise block wrote K/V that must not stay
             raise DecodeError("Could not clear the draft block from the draft cache.")
         self._draft_end = pos
@@ -438,7 +462,14 @@ class Engine:
         self._decode_target([id_last, *drafts], pos, "all")
         is_eog = self.target.is_eog
         acc: list[int] = []
-        if sampler.greedy:
+        if self.tsamp is not None:
+            token = self.tsamp.token
+            for j in range(n + 1):
+                tok = token(j)
+                acc.append(tok)
+                if j == n or tok != drafts[j] or is_eog(tok):
+                    break
+        elif sampler.greedy:
             logits = tctx.logits(n + 1, self.n_vocab)
             for j in range(n + 1):
                 tok = int(logits[j].argmax())
@@ -496,6 +527,8 @@ class Engine:
         self.policy_for_step = policy
         stats = GenStats(n_prompt=len(prompt))
         sampler = Sampler(params, self.n_vocab)
+        if self.tsamp is not None and not params.greedy:
+            self.tsamp.use(params, sampler.seed)  # the same chain and seed, run in the graph
         detok = Detokenizer(self.target.piece)
         seq = list(prompt)  # prompt + every sampled token
         out: list[int] = []
@@ -505,8 +538,11 @@ class Engine:
             cached = self._prepare_cache(prompt, use_draft)
             stats.n_prompt_cached = cached
             self._prefill(prompt, cached, inject=use_draft)
-            row = self.tctx.logits_last(self.n_vocab) if sampler.greedy else None
-            first = sampler.sample_row(self.tctx.ptr, -1, row)
+            if self.tsamp is not None:
+                first = self.tsamp.token(-1)
+            else:
+                row = self.tctx.logits_last(self.n_vocab) if sampler.greedy else None
+                first = sampler.sample_row(self.tctx.ptr, -1, row)
             pos = len(prompt)
             self._commit(seq, pos, use_draft)
             stats.prefill_seconds = time.perf_counter() - t0
@@ -571,6 +607,8 @@ class Engine:
             raise
         finally:
             sampler.close()
+            if self.tsamp is not None and not params.greedy:
+                self.tsamp.use(None)
 
     def _commit(self, seq: list[int], pos: int, use_draft: bool) -> None:
         """Record what the caches hold: every token before position `pos`. `seq` only ever grows
@@ -596,7 +634,7 @@ class Engine:
     # ------------------------------------------------------------------ teardown
     def close(self) -> None:
         """Free in the order llama.cpp needs: draft context, target context, then the models."""
-        for attr in ("dctx", "tctx", "draft", "target"):
+        for attr in ("dsamp", "tsamp", "dctx", "tctx", "draft", "target"):
             obj = getattr(self, attr, None)
             if obj is not None:
                 obj.close()

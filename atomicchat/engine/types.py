@@ -23,6 +23,8 @@ class EngineConfig:
     # Tests and experts only: recurrent rollback depth of a hybrid target (None: draft_max).
     # A smaller value forces the checkpoint/re-decode fallback.
     n_rs_seq: int | None = None
+    # Sample on the device (no logits rows to the host): None = when layers run on a GPU.
+    device_sampling: bool | None = None
     seed: int = 0xFFFFFFFF
 
 
