@@ -137,10 +137,11 @@ def _demo_pair() -> tuple[Path, Path] | None:
 
 
 def _generate(eng: Any, prompt: list[int], max_tokens: int, use_draft: bool) -> Any:
-    from atomicchat.engine import Finished, GenParams
+    from atomicchat.engine import Finished
+    from atomicchat.engine.requests import gen_params
 
     final = None
-    for ev in eng.generate(prompt, GenParams(max_tokens=max_tokens, temperature=0.0, seed=0, use_draft=use_draft)):
+    for ev in eng.generate(prompt, gen_params(max_tokens=max_tokens, temperature=0.0, seed=0, use_draft=use_draft)):
         if isinstance(ev, Finished):
             final = ev
     assert final is not None
@@ -220,12 +221,9 @@ def _check_engine(report: Report, args: argparse.Namespace, workdir: Path) -> No
         return
 
     def config(draft: Path | None) -> Any:
-        from atomicchat.engine import EngineConfig
+        from atomicchat.engine.requests import engine_config
 
-        target = state["pair"][0]
-        return EngineConfig(
-            target_path=target, draft_path=draft, n_ctx=512, n_gpu_layers=args.gpu_layers, n_threads=args.threads
-        )
+        return engine_config(state["pair"][0], draft, n_ctx=512, n_gpu_layers=args.gpu_layers, n_threads=args.threads)
 
     def prompt_for(eng: Any) -> list[int]:
         if report.models == "generated":

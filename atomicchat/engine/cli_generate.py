@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 
 from atomicchat.cli import CliError
+from atomicchat.engine.requests import CLI_MAX_TOKENS, engine_config, gen_params
+from atomicchat.engine.types import EngineConfig, GenParams
 
 
 def _token_list(text: str) -> list[int]:
@@ -29,14 +31,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--model", required=True, type=Path, help="target GGUF")
     p.add_argument("--draft", type=Path, help="DFlash draft GGUF (enables speculative decoding)")
     p.add_argument("--draft-max", type=int, help="draft tokens per step (default block_size-1)")
-    p.add_argument("--temperature", type=float, default=0.0, help="0 = greedy (default)")
-    p.add_argument("--top-k", type=int, default=40)
-    p.add_argument("--top-p", type=float, default=0.95)
-    p.add_argument("--min-p", type=float, default=0.05)
+    p.add_argument("--temperature", type=float, default=GenParams.temperature, help="0 = greedy (default)")
+    p.add_argument("--top-k", type=int, default=GenParams.top_k)
+    p.add_argument("--top-p", type=float, default=GenParams.top_p)
+    p.add_argument("--min-p", type=float, default=GenParams.min_p)
     p.add_argument("--seed", type=int, help="sampling seed (default random)")
-    p.add_argument("--max-tokens", type=int, default=256)
-    p.add_argument("--ctx", type=int, default=4096, help="context size in tokens")
-    p.add_argument("--gpu-layers", type=int, default=-1, help="-1 = all, 0 = CPU only")
+    p.add_argument("--max-tokens", type=int, default=CLI_MAX_TOKENS)
+    p.add_argument("--ctx", type=int, default=EngineConfig.n_ctx, help="context size in tokens")
+    p.add_argument("--gpu-layers", type=int, default=EngineConfig.n_gpu_layers, help="-1 = all, 0 = CPU only")
     p.add_argument("--threads", type=int, help="CPU threads (default: physical cores)")
     g = p.add_mutually_exclusive_group(required=True)
     g.add_argument("--prompt", help="prompt text (rendered with the model's chat template unless --raw)")
@@ -76,18 +78,10 @@ def _validate(args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace) -> int:
     _validate(args)
-    from atomicchat.engine import Engine, EngineConfig, Finished, GenParams, Step
+    from atomicchat.engine import Engine, Finished, Step
 
-    engine = Engine(
-        EngineConfig(
-            target_path=args.model,
-            draft_path=args.draft,
-            n_ctx=args.ctx,
-            n_gpu_layers=args.gpu_layers,
-            n_threads=args.threads,
-            draft_max=args.draft_max,
-        )
-    )
+    engine = Engine(engine_config(args.model, args.draft, n_ctx=args.ctx, n_gpu_layers=args.gpu_layers,
+                                  n_threads=args.threads, draft_max=args.draft_max))
     try:
         if args.prompt_tokens is not None:
             prompt = args.prompt_tokens
@@ -98,14 +92,8 @@ def run(args: argparse.Namespace) -> int:
                 {"role": "user", "content": args.prompt}
             ]
             prompt = engine.chat_prompt(messages)
-        params = GenParams(
-            max_tokens=args.max_tokens,
-            temperature=args.temperature,
-            top_k=args.top_k,
-            top_p=args.top_p,
-            min_p=args.min_p,
-            seed=args.seed,
-        )
+        params = gen_params(max_tokens=args.max_tokens, temperature=args.temperature, top_k=args.top_k,
+                            top_p=args.top_p, min_p=args.min_p, seed=args.seed)
         final = None
         for ev in engine.generate(prompt, params):
             if isinstance(ev, Step) and not args.json:

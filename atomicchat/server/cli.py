@@ -60,12 +60,13 @@ def run(args: argparse.Namespace) -> int:
     target, draft = _paths(args)
     import uvicorn
 
-    from atomicchat.engine import Engine, EngineConfig
+    from atomicchat.engine import Engine
+    from atomicchat.engine.requests import engine_config
     from atomicchat.server.app import ServerConfig, create_app
     from atomicchat.server.backend import EngineBackend, model_id_for
 
-    engine = Engine(EngineConfig(target_path=target, draft_path=draft, n_ctx=args.ctx, n_gpu_layers=args.gpu_layers,
-                                 n_threads=args.threads, draft_max=args.draft_max))
+    engine = Engine(engine_config(target, draft, n_ctx=args.ctx, n_gpu_layers=args.gpu_layers, n_threads=args.threads,
+                                  draft_max=args.draft_max))
     model_id = args.model_id or model_id_for(target)
     backend = EngineBackend(engine, model_id)
     app = create_app(backend, ServerConfig(api_key=args.api_key))

@@ -295,21 +295,8 @@ class ChatSession(QObject):
         widget.begin_stream(base, draft_max)
         req_id = self.host.next_request_id()
         self._active = _Active(req_id, self.conversation_id, msg.id, widget, base, last_save=time.monotonic())
-        self.host.generate(
-            GenRequest(
-                req_id=req_id,
-                messages=history,
-                enable_thinking=cfg.enable_thinking,
-                max_tokens=cfg.max_tokens,
-                temperature=float(samp["temperature"] or 0.0),
-                top_k=int(samp["top_k"] or 0),
-                top_p=float(samp["top_p"] if samp["top_p"] is not None else 1.0),
-                min_p=float(samp["min_p"] or 0.0),
-                seed=samp["seed"],  # type: ignore[arg-type]
-                use_draft=use_draft,
-                draft_max=cfg.draft_max or None,
-            )
-        )
+        params = cfg.gen_params(use_draft=use_draft, **samp)  # type: ignore[arg-type]
+        self.host.generate(GenRequest(req_id, history, cfg.enable_thinking, params))
         self.busy_changed.emit(True)
         self.refresh_versions()  # paging is off while the reply streams
 

@@ -27,7 +27,7 @@ from atomicchat.ui.model_service import ModelChoice, ModelService
 from atomicchat.ui.notice_bar import NoticeBar
 from atomicchat.ui.sidebar import ChatSidebar
 from atomicchat.ui.worker import EngineHost
-from atomicchat.ui.worker_types import LoadRequest, ModelReady, WorkerFailure
+from atomicchat.ui.worker_types import ModelReady, WorkerFailure
 
 if TYPE_CHECKING:
     from atomicchat.ui.model_manager import ModelManager
@@ -397,14 +397,7 @@ class MainWindow(QMainWindow):
             )
             QTimer.singleShot(0, self.open_model_manager)
             return
-        s = self.settings
-        req = LoadRequest(
-            target_path=choice.target,
-            draft_path=choice.draft if s.use_draft and not s.draft_off(str(choice.target)) else None,
-            n_ctx=s.n_ctx,
-            n_gpu_layers=s.n_gpu_layers,
-            draft_max=s.draft_max or None,
-        )
+        req = self.settings.engine_config(choice.target, choice.draft)
         self.model_label.setText(f"Loading {choice.target.name}…")
         self.load_bar.setValue(0)
         self.load_bar.setVisible(True)

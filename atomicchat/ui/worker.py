@@ -16,18 +16,20 @@ import threading
 import time
 import traceback
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
 
 from atomicchat.engine.errors import DraftMismatchError, EngineError, MissingSymbolError, UnsupportedDraftError
+from atomicchat.engine.requests import gen_params
+from atomicchat.engine.types import EngineConfig, Finished
 from atomicchat.stats import COUNTER_NAMES
 from atomicchat.store.records import ReplyStats
 from atomicchat.ui.worker_types import (
     BaselineResult,
     GenRequest,
     GenResult,
-    LoadRequest,
     ModelReady,
     StreamChunk,
     WorkerFailure,
@@ -36,13 +38,13 @@ from atomicchat.ui.worker_types import (
 
 log = logging.getLogger(__name__)
 
-EngineFactory = Callable[[Any, Callable[[str, float], None]], Any]  # (EngineConfig, progress) -> Engine
+EngineFactory = Callable[[EngineConfig, Callable[[str, float], None]], Any]  # (config, progress) -> Engine
 BASELINE_PROMPT = "Write one short paragraph about the sea."
 BASELINE_TOKENS = 64
 CHUNK_INTERVAL_S = 0.016  # batch steps into at most ~60 signals per second
 
 
-def _default_factory(config: Any, progress: Callable[[str, float], None]) -> Any:
+def _default_factory(config: EngineConfig, progress: Callable[[str, float], None]) -> Any:
     """The engine in a supervised child process: a native abort, hang or out-of-memory kill there
     ends the child, never the window (atomicchat.engine.proc)."""
     from atomicchat.engine.proc import EngineProcess
@@ -82,7 +84,7 @@ class EngineWorker(QObject):
         self._factory = engine_factory or _default_factory
         self._interval = chunk_interval
         self._engine: Any = None
-        self._request: LoadRequest | None = None
+        self._request: EngineConfig | None = None
         self._lock = threading.Lock()
         self._cancelled: set[int] = set()
 
@@ -101,7 +103,7 @@ class EngineWorker(QObject):
 
     # worker-thread slots ------------------------------------------------------------------
     @Slot(object)
-    def load(self, req: LoadRequest) -> None:
+    def load(self, req: EngineConfig) -> None:
         if self._engine is not None and self._request == req:
             self.ready.emit(ModelReady(req, self._engine.info))
             return
@@ -115,7 +117,7 @@ class EngineWorker(QObject):
                 if req.draft_path is None:
                     raise
                 warning = f"The draft was not loaded: {exc} The target runs alone (no speedup)."
-                req = LoadRequest(req.target_path, None, req.n_ctx, req.n_gpu_layers, req.draft_max)
+                req = replace(req, draft_path=None)
                 engine = self._make(req)
         except BaseException as exc:  # noqa: BLE001 - the worker must survive anything
             log.warning("model load failed", exc_info=True)
@@ -124,16 +126,7 @@ class EngineWorker(QObject):
         self._engine, self._request = engine, req
         self.ready.emit(ModelReady(req, engine.info, warning, time.monotonic() - t0))
 
-    def _make(self, req: LoadRequest) -> Any:
-        from atomicchat.engine import EngineConfig
-
-        config = EngineConfig(
-            target_path=req.target_path,
-            draft_path=req.draft_path,
-            n_ctx=req.n_ctx,
-            n_gpu_layers=req.n_gpu_layers,
-            draft_max=req.draft_max,
-        )
+    def _make(self, config: EngineConfig) -> Any:
         last = [0.0]
 
         def progress(stage: str, value: float) -> None:
@@ -168,27 +161,15 @@ class EngineWorker(QObject):
         return kind
 
     def _run_generation(self, req: GenRequest) -> None:
-        from atomicchat.engine import GenParams
-
         from atomicchat.engine.context_fit import fit_chat
 
-        eng = self._engine
-        reserve = min(req.max_tokens, max(16, eng.n_ctx // 4))
+        eng, params = self._engine, req.params
+        reserve = min(params.max_tokens, max(16, eng.n_ctx // 4))
         tokens, dropped = fit_chat(eng, req.messages, reserve, enable_thinking=req.enable_thinking)
-        params = GenParams(
-            max_tokens=req.max_tokens,
-            temperature=req.temperature,
-            top_k=req.top_k,
-            top_p=req.top_p,
-            min_p=req.min_p,
-            seed=req.seed,
-            use_draft=req.use_draft,
-            draft_max=req.draft_max,
-        )
         pending, chars, last_emit, stats = _Pending(), 0, time.monotonic(), None
         try:
             for ev in eng.generate(tokens, params, should_stop=lambda: self._is_cancelled(req.req_id)):
-                if hasattr(ev, "reason"):  # Finished
+                if isinstance(ev, Finished):
                     self._flush(req.req_id, pending, stats_from_engine(ev.stats))
                     self.finished.emit(GenResult(req.req_id, ev.reason, stats_from_engine(ev.stats), dropped))
                     return
@@ -223,16 +204,14 @@ class EngineWorker(QObject):
     def measure_baseline(self, req_id: int, max_tokens: int = BASELINE_TOKENS) -> None:
         """Target-only speed on a fixed prompt: the denominator of the speedup figure."""
         try:
-            from atomicchat.engine import GenParams
-
             if self._engine is None:
                 raise EngineError("Load a model before measuring its baseline speed.")
             eng = self._engine
             tokens = eng.chat_prompt([{"role": "user", "content": BASELINE_PROMPT}], enable_thinking=False)
-            params = GenParams(max_tokens=max_tokens, temperature=0.0, use_draft=False)
+            params = gen_params(max_tokens=max_tokens, temperature=0.0, use_draft=False)
             final = None
             for ev in eng.generate(tokens, params, should_stop=lambda: self._is_cancelled(req_id)):
-                if hasattr(ev, "reason"):
+                if isinstance(ev, Finished):
                     final = ev
             if final is None or final.reason == "cancelled" or final.stats.n_generated < 4:
                 raise EngineError("The baseline measurement was stopped or produced too few tokens; try again.")
@@ -320,7 +299,7 @@ class EngineHost(QObject):
         self._next_id += 1
         return self._next_id
 
-    def load(self, req: LoadRequest) -> None:
+    def load(self, req: EngineConfig) -> None:
         self._load.emit(req)
 
     def generate(self, req: GenRequest) -> None:

@@ -6,24 +6,15 @@ They cross threads by queued signals, so each one is a snapshot that the sender 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
+from atomicchat.engine.types import EngineConfig, GenParams
 from atomicchat.store.records import ReplyStats
 
 
 @dataclass(frozen=True)
-class LoadRequest:
-    target_path: Path
-    draft_path: Path | None = None
-    n_ctx: int = 4096
-    n_gpu_layers: int = -1
-    draft_max: int | None = None
-
-
-@dataclass(frozen=True)
 class ModelReady:
-    request: LoadRequest
+    request: EngineConfig  # what was loaded (without the draft when it was left out)
     info: Any  # atomicchat.engine.EngineInfo
     warning: str = ""  # e.g. why the draft was left out and the target runs alone
     load_seconds: float = 0.0
@@ -34,14 +25,7 @@ class GenRequest:
     req_id: int
     messages: list[dict[str, str]]
     enable_thinking: bool | None = None
-    max_tokens: int = 1024
-    temperature: float = 0.0
-    top_k: int = 40
-    top_p: float = 0.95
-    min_p: float = 0.05
-    seed: int | None = None
-    use_draft: bool = True
-    draft_max: int | None = None
+    params: GenParams = field(default_factory=GenParams)
 
 
 @dataclass(frozen=True)
