@@ -13,7 +13,7 @@ import threading
 import time
 from typing import Any
 
-from atomicchat.cli import CliError
+from atomicchat.cli.errors import CliError
 from atomicchat.models.errors import ModelsError
 
 GIB = 1024**3

@@ -11,7 +11,7 @@ import math
 import sys
 from pathlib import Path
 
-from atomicchat.cli import CliError
+from atomicchat.cli.errors import CliError
 from atomicchat.engine.requests import CLI_MAX_TOKENS, engine_config, gen_params
 from atomicchat.engine.types import EngineConfig, GenParams
 

@@ -8,7 +8,7 @@ import signal
 import sys
 from pathlib import Path
 
-from atomicchat.cli import CliError
+from atomicchat.cli.errors import CliError
 
 DEFAULT_PORT = 8080
 

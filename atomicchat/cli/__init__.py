@@ -1,4 +1,8 @@
-"""Headless commands on the same engine the app uses: `generate`, `bench`, `models`, `self-test`.
+"""Headless commands on the same engine the app uses: `generate`, `bench`, `models`, `self-test`, `serve`.
+
+One module a command in this package (`atomicchat.cli.generate`, `.models`, `.selftest`, `.serve`, and
+`.bench`, which loads benchmarks/bench.py from a source checkout); each imports `CliError` from
+`atomicchat.cli.errors`, never this module.
 
 Every command reports bad input as one plain line on stderr and a non-zero exit code, never a traceback.
 """
@@ -11,24 +15,19 @@ import sys
 from collections.abc import Callable
 
 from atomicchat import __version__
+from atomicchat.cli.errors import CliError
+
+__all__ = ["COMMANDS", "CliError", "build_parser", "gui_parser", "main", "parse_gui_args"]
 
 # name -> "module:function" that adds the sub-parser; modules are imported lazily so that
 # `atomicchat models list` does not load llama.cpp and `generate` does not load huggingface_hub.
 COMMANDS: dict[str, str] = {
-    "generate": "atomicchat.engine.cli_generate:register",
-    "models": "atomicchat.models.cli:register",
-    "bench": "atomicchat.bench:register",
-    "self-test": "atomicchat.selftest:register",
-    "serve": "atomicchat.server.cli:register",
+    "generate": "atomicchat.cli.generate:register",
+    "models": "atomicchat.cli.models:register",
+    "bench": "atomicchat.cli.bench:register",
+    "self-test": "atomicchat.cli.selftest:register",
+    "serve": "atomicchat.cli.serve:register",
 }
-
-
-class CliError(Exception):
-    """A user-facing failure: printed as one line, exit code `code`."""
-
-    def __init__(self, message: str, code: int = 2) -> None:
-        super().__init__(message)
-        self.code = code
 
 
 class _Parser(argparse.ArgumentParser):

@@ -1,4 +1,5 @@
-"""`atomicchat bench`: our engine next to llama.cpp's own C++ DFlash server, same models, same prompts.
+"""`python benchmarks/bench.py` (or `atomicchat bench` in a source checkout): our engine next to llama.cpp's
+own C++ DFlash server, same models, same prompts. Not part of the installers.
 
 Cases, run ALTERNATELY in one session (interleaved repeats, medians), greedy, the same n_max and the
 same thread count everywhere:
@@ -41,7 +42,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from atomicchat.cli import CliError
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `python benchmarks/bench.py` from a checkout
+
+from atomicchat.cli.errors import CliError  # noqa: E402
 
 CASES: dict[str, str] = {
     "a": "engine target-only",
@@ -977,3 +980,9 @@ def run(args: argparse.Namespace) -> int:
         args.json_out.write_text(json.dumps(report, indent=1))
         print(f"wrote {args.json_out}", file=sys.stderr)
     return 0
+
+
+if __name__ == "__main__":
+    from atomicchat.cli import main
+
+    sys.exit(main(["bench", *sys.argv[1:]]))

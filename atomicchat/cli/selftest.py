@@ -431,7 +431,7 @@ def _print_report(report: Report) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from atomicchat.cli import CliError
+    from atomicchat.cli.errors import CliError
 
     if args.max_tokens < 3:  # fewer leave no room for a draft block after the first token
         raise CliError("--max-tokens must be at least 3")
