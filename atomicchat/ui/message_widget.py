@@ -254,9 +254,6 @@ class MessageWidget(QFrame):
             self._show_full()
         self._refresh_status(status)
 
-    def is_streaming(self) -> bool:
-        return self._streaming
-
     # editing -----------------------------------------------------------------------------
     def start_edit(self) -> None:
         self.editor.setPlainText(self.text)

@@ -16,8 +16,6 @@ from PySide6.QtWidgets import QApplication
 
 from atomicchat.ui import markdown_render
 
-MODES = ("system", "light", "dark")
-
 
 @dataclass(frozen=True)
 class Colours:

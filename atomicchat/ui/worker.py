@@ -14,7 +14,6 @@ from __future__ import annotations
 import logging
 import threading
 import time
-import traceback
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -108,7 +107,6 @@ class EngineWorker(QObject):
             self.ready.emit(ModelReady(req, self._engine.info))
             return
         self._close_engine()
-        t0 = time.monotonic()
         warning = ""
         try:
             try:
@@ -121,10 +119,10 @@ class EngineWorker(QObject):
                 engine = self._make(req)
         except BaseException as exc:  # noqa: BLE001 - the worker must survive anything
             log.warning("model load failed", exc_info=True)
-            self.failed.emit(WorkerFailure(0, "load", _user_message(exc), traceback.format_exc()))
+            self.failed.emit(WorkerFailure(0, "load", _user_message(exc)))
             return
         self._engine, self._request = engine, req
-        self.ready.emit(ModelReady(req, engine.info, warning, time.monotonic() - t0))
+        self.ready.emit(ModelReady(req, engine.info, warning))
 
     def _make(self, config: EngineConfig) -> Any:
         last = [0.0]
@@ -148,8 +146,7 @@ class EngineWorker(QObject):
             self._run_generation(req)
         except BaseException as exc:  # noqa: BLE001
             log.warning("generation failed", exc_info=True)
-            self.failed.emit(WorkerFailure(req.req_id, self._kind(exc, "generate"), _user_message(exc),
-                                           traceback.format_exc()))
+            self.failed.emit(WorkerFailure(req.req_id, self._kind(exc, "generate"), _user_message(exc)))
         finally:
             self._forget(req.req_id)
 
@@ -223,8 +220,7 @@ class EngineWorker(QObject):
         except BaseException as exc:  # noqa: BLE001
             # a sentence for the log; the traceback only for what no sentence was written for
             log.warning("baseline failed: %s", exc, exc_info=not isinstance(exc, EngineError))
-            self.failed.emit(WorkerFailure(req_id, self._kind(exc, "baseline"), _user_message(exc),
-                                           traceback.format_exc()))
+            self.failed.emit(WorkerFailure(req_id, self._kind(exc, "baseline"), _user_message(exc)))
         finally:
             self._forget(req_id)
 

@@ -17,7 +17,6 @@ class ModelReady:
     request: EngineConfig  # what was loaded (without the draft when it was left out)
     info: Any  # atomicchat.engine.EngineInfo
     warning: str = ""  # e.g. why the draft was left out and the target runs alone
-    load_seconds: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -59,8 +58,7 @@ class BaselineResult:
 class WorkerFailure:
     req_id: int  # 0 for a failed load
     kind: str  # "load" | "generate" | "baseline" | "crash" (the engine process died or hung: reload)
-    message: str  # a sentence for the user
-    details: str = ""  # traceback, for the log only
+    message: str  # a sentence for the user (the traceback goes to the log where it happens)
 
 
 @dataclass
