@@ -154,7 +154,7 @@ def main() -> int:
     from atomicchat.store import open_store
     from atomicchat.ui import async_tasks
     from atomicchat.ui.main_window import MainWindow
-    from atomicchat.ui.model_service import ModelChoice
+    from atomicchat.models.service import ModelChoice
     from atomicchat.ui.theme import apply_theme
     from atomicchat.ui.worker import EngineHost
 

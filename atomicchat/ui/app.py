@@ -149,7 +149,7 @@ def run_app(args: list[str] | argparse.Namespace | None = None) -> int:
 
     from atomicchat.ui import async_tasks
     from atomicchat.ui.main_window import MainWindow
-    from atomicchat.ui.model_service import ModelChoice
+    from atomicchat.models.service import ModelChoice
     from atomicchat.ui.theme import apply_theme
     from atomicchat.ui.worker import EngineHost
 

@@ -1,5 +1,12 @@
-"""asyncio on the Qt event loop (qasync): blocking model-manager work runs in a thread pool and
-is awaited from coroutines, so the dialog code reads top to bottom and the UI never blocks.
+"""asyncio on the Qt event loop (qasync): blocking model-manager work runs in a thread pool, and its
+outcome comes back on the UI thread, so the UI never blocks.
+
+The one pattern for background work in the UI (as Anki's aqt.operations): `run_op(runner, fn, *args,
+success=..., failure=...)` runs `fn` on the runner's pool, then calls `success(result)` or
+`failure(error)` on the UI thread. `failure` gets only the errors the callee promises to raise
+(`atomicchat.models.errors.ModelsError` by default, which is all `atomicchat.models.service` raises);
+anything else is a bug, logged by `start`, never lost. The engine is the exception: it has its own
+long-lived thread (atomicchat.ui.worker).
 
 `install_loop(app)` makes a qasync loop the current asyncio loop; run_app and the tests call it.
 """
@@ -15,8 +22,11 @@ from typing import Any, TypeVar
 import qasync
 from PySide6.QtWidgets import QApplication
 
+from atomicchat.models.errors import ModelsError
+
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+E = TypeVar("E", bound=BaseException)
 
 
 def install_loop(app: QApplication) -> qasync.QEventLoop:
@@ -52,3 +62,24 @@ class BlockingRunner:
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+def run_op(
+    runner: BlockingRunner,
+    fn: Callable[..., T],
+    *args: Any,
+    success: Callable[[T], None],
+    failure: Callable[[Any], None],
+    errors: type[BaseException] | tuple[type[BaseException], ...] = ModelsError,
+) -> asyncio.Task[Any]:
+    """`fn(*args)` on the runner's pool; then `success(result)`, or `failure(error)` for `errors`."""
+
+    async def op() -> None:
+        try:
+            result = await runner.run(fn, *args)
+        except errors as exc:
+            failure(exc)
+            return
+        success(result)
+
+    return start(op())

@@ -2,8 +2,8 @@
 verdict read from the file's own header (a Range request, no download), the DFlash draft known for
 it, and one click to download the quant (plus the draft).
 
-Blocking calls run on the manager's thread pool (qasync); a newer search or pick replaces the result
-of an older one, so a slow answer never overwrites a fresh one.
+Blocking calls go through the manager's ModelService on its thread pool (`async_tasks.run_op`); a newer
+search or pick replaces the result of an older one, so a slow answer never overwrites a fresh one.
 """
 
 from __future__ import annotations
@@ -27,6 +27,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from atomicchat.models.errors import DownloadCancelled, ModelsError
+from atomicchat.models.service import ModelService
 from atomicchat.ui import async_tasks
 from atomicchat.ui.model_card import FIT_STYLE, human_bytes, progress_text
 
@@ -41,12 +43,12 @@ def _hint(text: str = "") -> QLabel:
 class HubSearchPanel(QWidget):
     downloaded = Signal(object, object)  # target Path, draft Path | None
 
-    def __init__(self, runner: Any, n_ctx: Callable[[], int], message: Callable[[BaseException], str],
+    def __init__(self, service: ModelService, runner: async_tasks.BlockingRunner, n_ctx: Callable[[], int],
                  parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self._service = service
         self._runner = runner
         self._n_ctx = n_ctx
-        self._message = message
         self._seq = 0  # newest request wins
         self._hit: Any = None
         self._offer: Any = None
@@ -119,19 +121,19 @@ class HubSearchPanel(QWidget):
         self._seq += 1
         self.status.setText("Searching…")
         self.search_button.setEnabled(False)
-        async_tasks.start(self._search(text, self._seq))
+        seq = self._seq
+        async_tasks.run_op(self._runner, self._service.search_hub, text,
+                           success=lambda result: self._searched(text, seq, result),
+                           failure=lambda exc: self._search_failed(seq, exc))
 
-    async def _search(self, text: str, seq: int) -> None:
-        from atomicchat.models import hub_search
+    def _search_failed(self, seq: int, exc: ModelsError) -> None:
+        if seq == self._seq:
+            self.status.setText(str(exc))
+            self.search_button.setEnabled(True)
+
+    def _searched(self, text: str, seq: int, result: Any) -> None:
         from atomicchat.models.drafts import draft_offer
 
-        try:
-            result = await self._runner.run(hub_search.search, text)
-        except Exception as exc:  # noqa: BLE001 - shown as its sentence
-            if seq == self._seq:
-                self.status.setText(self._message(exc))
-                self.search_button.setEnabled(True)
-            return
         if seq != self._seq:
             return
         self.search_button.setEnabled(True)
@@ -163,19 +165,14 @@ class HubSearchPanel(QWidget):
         self._seq += 1
         if hit.quants is None:
             self._show_pending(hit.repo_id, "Listing its files…")
-            async_tasks.start(self._details(hit.repo_id, self._seq))
+            seq, repo_id = self._seq, hit.repo_id
+            async_tasks.run_op(self._runner, self._service.repo_details, repo_id,
+                               success=lambda result: self._detailed(seq, result),
+                               failure=lambda exc: seq == self._seq and self._show_pending(repo_id, str(exc)))
         else:
             self._show(hit)
 
-    async def _details(self, repo_id: str, seq: int) -> None:
-        from atomicchat.models import hub_search
-
-        try:
-            result = await self._runner.run(hub_search.repo_details, repo_id)
-        except Exception as exc:  # noqa: BLE001
-            if seq == self._seq:
-                self._show_pending(repo_id, self._message(exc))
-            return
+    def _detailed(self, seq: int, result: Any) -> None:
         if seq == self._seq and result.hits:
             self._show(result.hits[0])
             if result.note:
@@ -232,18 +229,17 @@ class HubSearchPanel(QWidget):
         if use_draft and self._offer.file is not None:
             f = self._offer.file
             draft = (f.repo, f.file, f.size)
-        async_tasks.start(self._fit(self._hit.repo_id, q, draft, self._seq))
+        seq = self._seq
+        async_tasks.run_op(self._runner, self._service.hub_fit, self._hit.repo_id, q, self._n_ctx(), draft,
+                           success=lambda est: self._fitted(seq, est),
+                           failure=lambda exc: self._fit_failed(seq, q, exc))
 
-    async def _fit(self, repo_id: str, q: Any, draft: Any, seq: int) -> None:
-        from atomicchat.models import hub_search
+    def _fit_failed(self, seq: int, q: Any, exc: ModelsError) -> None:
+        if seq == self._seq:
+            size = f"{human_bytes(q.size)} to download. " if q.size else ""
+            self.fit.setText(f"{size}Fit unknown: {exc}")
 
-        try:
-            est = await self._runner.run(hub_search.fit_for, repo_id, q, self._n_ctx(), draft)
-        except Exception as exc:  # noqa: BLE001
-            if seq == self._seq:
-                size = f"{human_bytes(q.size)} to download. " if q.size else ""
-                self.fit.setText(f"{size}Fit unknown: {self._message(exc)}")
-            return
+    def _fitted(self, seq: int, est: Any) -> None:
         if seq != self._seq:
             return
         self.fit.setText(f"{est.message} ({est.breakdown()})")
@@ -263,42 +259,41 @@ class HubSearchPanel(QWidget):
         self.progress.setValue(0)
         self.progress_label.setText("Starting…")
         with_draft = not self.with_draft.isHidden() and self.with_draft.isChecked()
-        async_tasks.start(self._download(self._hit.repo_id, q, with_draft, self._cancel))
+        self._download(self._hit.repo_id, q, with_draft, self._cancel)
 
     def cancel(self) -> None:
         if self._cancel is not None:
             self._cancel.set()
 
-    async def _download(self, repo_id: str, q: Any, with_draft: bool, cancel: threading.Event) -> None:
-        from atomicchat.models import hub_search
-        from atomicchat.models.downloads import DownloadJob
-        from atomicchat.models.errors import DownloadCancelled
-
-        refs = hub_search.file_refs(repo_id, q)
-        if with_draft and self._offer is not None and self._offer.file is not None:
-            f = self._offer.file
-            from atomicchat.models.catalog import FileRef
-
-            refs.append(FileRef("draft", f"hub:{repo_id}", f.quant or "draft", f.repo, "main", f.file, f.size,
-                                f.sha256, f.size is not None))
+    def _download(self, repo_id: str, q: Any, with_draft: bool, cancel: threading.Event) -> None:
+        draft = self._offer.file if with_draft and self._offer is not None else None
         loop = async_tasks.loop()
 
         def progress(p: Any) -> None:  # on the download thread
             loop.call_soon_threadsafe(self._on_progress, p)
 
         try:
-            job = DownloadJob(files=refs)
-            result = await self._runner.run(job.run, progress, cancel)
-        except DownloadCancelled:
+            job = self._service.hub_download(repo_id, q, draft)
+        except ModelsError as exc:
+            self._download_failed(exc)
+            return
+        async_tasks.run_op(self._runner, self._service.run_hub_download, job, progress, cancel,
+                           success=self._downloaded, failure=self._download_failed)
+
+    def _download_ended(self) -> None:
+        self._cancel = None
+        self.download_button.setVisible(True)
+        self.cancel_button.setVisible(False)
+
+    def _download_failed(self, exc: ModelsError) -> None:
+        self._download_ended()
+        if isinstance(exc, DownloadCancelled):
             self.progress_label.setText("Paused. The part already downloaded is kept; Download resumes it.")
-            return
-        except Exception as exc:  # noqa: BLE001
-            self.progress_label.setText(self._message(exc))
-            return
-        finally:
-            self._cancel = None
-            self.download_button.setVisible(True)
-            self.cancel_button.setVisible(False)
+        else:
+            self.progress_label.setText(str(exc))
+
+    def _downloaded(self, result: Any) -> None:
+        self._download_ended()
         self.progress.setValue(1000)
         note = f" The draft does not pair: {result.pair_problem}" if getattr(result, "pair_problem", None) else ""
         self.progress_label.setText("Downloaded and installed." + note)

@@ -23,7 +23,7 @@ from atomicchat.ui.chat_session import ChatSession
 from atomicchat.ui.chat_view import ChatView
 from atomicchat.ui.composer import Composer
 from atomicchat.ui.markdown_render import warm_up
-from atomicchat.ui.model_service import ModelChoice, ModelService
+from atomicchat.models.service import ModelChoice, ModelService
 from atomicchat.ui.notice_bar import NoticeBar
 from atomicchat.ui.sidebar import ChatSidebar
 from atomicchat.ui.worker import EngineHost

@@ -1,9 +1,9 @@
 """The model manager window: catalog pairs to download, installed models to use or remove, import.
 
-Blocking work (hardware probe, downloads, imports, pairing checks) runs in a small thread pool and
-is awaited on the Qt loop through qasync, so the window stays responsive; download progress hops
-back to the UI thread with `call_soon_threadsafe`. Every failure is shown as the sentence the
-models package wrote for it.
+Blocking work (hardware probe, downloads, imports, pairing checks) runs in a small thread pool through
+`async_tasks.run_op`, so the window stays responsive; download progress hops back to the UI thread
+with `call_soon_threadsafe`. Everything goes through `atomicchat.models.service.ModelService`, which
+raises only `ModelsError`: every failure is shown as the sentence the models package wrote for it.
 """
 
 from __future__ import annotations
@@ -28,12 +28,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from atomicchat.models.errors import DownloadCancelled, ModelsError
+from atomicchat.models.service import ModelService
 from atomicchat.store.settings import AppSettings
 from atomicchat.ui import async_tasks
 from atomicchat.ui.hub_search_panel import HubSearchPanel
 from atomicchat.ui.installed_row import InstalledRow, describe
 from atomicchat.ui.model_card import ModelCard, human_bytes
-from atomicchat.ui.model_service import ModelService
 from atomicchat.ui.notice_bar import NoticeBar
 
 log = logging.getLogger(__name__)
@@ -41,21 +42,6 @@ log = logging.getLogger(__name__)
 
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
-
-
-def _message(exc: BaseException) -> str:
-    """The models/engine packages write user-facing messages; anything else gets a plain prefix."""
-    from atomicchat.engine.errors import EngineError
-
-    try:
-        from atomicchat.models.errors import ModelsError
-    except Exception:  # noqa: BLE001
-        ModelsError = ()  # type: ignore[assignment,misc]  # noqa: N806
-    if isinstance(exc, (EngineError, ModelsError)):
-        return str(exc)
-    if isinstance(exc, OSError):
-        return f"A file could not be read or written: {exc.strerror or exc} ({exc.filename or ''})."
-    return f"Something went wrong ({type(exc).__name__}: {exc})."
 
 
 def _scroll(inner: QWidget) -> QScrollArea:
@@ -107,7 +93,7 @@ class ModelManager(QDialog):
         self.catalog_col.setSpacing(10)
         self.catalog_col.addStretch(1)
         self.tabs.addTab(_scroll(self.catalog_box), "Download")
-        self.hub_panel = HubSearchPanel(self._runner, lambda: self._settings().n_ctx, _message)
+        self.hub_panel = HubSearchPanel(service, self._runner, lambda: self._settings().n_ctx)
         self.hub_panel.downloaded.connect(self._on_hub_download)
         self.tabs.addTab(self.hub_panel, "Search the Hub")
 
@@ -151,8 +137,8 @@ class ModelManager(QDialog):
             return
         try:
             catalog = self.service.catalog()
-        except Exception as exc:  # noqa: BLE001
-            self.notice.show_notice(f"The model catalog could not be read: {_message(exc)}", "error")
+        except ModelsError as exc:
+            self.notice.show_notice(f"The model catalog could not be read: {exc}", "error")
             catalog = None
         if catalog is not None:
             for pair in catalog.pairs:
@@ -173,14 +159,12 @@ class ModelManager(QDialog):
                 "info",
             )
             self.tabs.setCurrentIndex(0)
-        async_tasks.start(self._probe())
+        async_tasks.run_op(self._runner, self.service.hardware, success=self._on_hardware, failure=self._no_hardware)
 
-    async def _probe(self) -> None:
-        try:
-            hw = await self._runner.run(self.service.hardware)
-        except Exception as exc:  # noqa: BLE001
-            self.hardware_label.setText(f"Could not check this computer's memory: {_message(exc)}")
-            return
+    def _no_hardware(self, exc: ModelsError) -> None:
+        self.hardware_label.setText(f"Could not check this computer's memory: {exc}")
+
+    def _on_hardware(self, hw: Any) -> None:
         if self._closed:
             return
         self._hardware = hw
@@ -197,13 +181,13 @@ class ModelManager(QDialog):
             cfg = self._settings()
             try:
                 card.set_fit(self.service.fit(pair, q, dq, cfg.n_ctx, cfg.use_draft, self._hardware))
-            except Exception as exc:  # noqa: BLE001
-                card.set_fit(None, f"Fit unknown: {_message(exc)}")
+            except ModelsError as exc:
+                card.set_fit(None, f"Fit unknown: {exc}")
         if pair.id in self._jobs:
             return
         try:
             paths = self.service.installed_paths(pair, q, dq)
-        except Exception:  # noqa: BLE001
+        except ModelsError:
             paths = None
         current = paths is not None and (paths[0], paths[1]) == self._current
         pending = 0
@@ -213,7 +197,7 @@ class ModelManager(QDialog):
                 total = sum((f.size or 0) for f in job.files)
                 left = self.service.pending_bytes(job)
                 pending = total - left if 0 < left < total else 0
-            except Exception:  # noqa: BLE001
+            except ModelsError:
                 pending = 0
         card.set_idle(installed=paths is not None, current=current, pending=pending)
 
@@ -225,8 +209,8 @@ class ModelManager(QDialog):
         try:
             files = self.service.installed()
             pairs = self.service.installed_pairs()
-        except Exception as exc:  # noqa: BLE001
-            self.notice.show_notice(f"The list of installed models could not be read: {_message(exc)}", "error")
+        except ModelsError as exc:
+            self.notice.show_notice(f"The list of installed models could not be read: {exc}", "error")
             files, pairs = [], []
         drafts = [f for f in files if f.role == "draft"]
         by_key = {f.key: str(f.path) for f in files}
@@ -300,13 +284,11 @@ class ModelManager(QDialog):
             self._use_paths(paths[0], paths[1])
 
     def _check_pair(self, target: Path, draft: Path) -> None:
-        async_tasks.start(self._run_check(target, draft))
+        async_tasks.run_op(self._runner, self.service.pair_problem, target, draft,
+                           success=lambda problem: self._pair_checked(target, draft, problem),
+                           failure=lambda exc: self._pair_checked(target, draft, str(exc)))
 
-    async def _run_check(self, target: Path, draft: Path) -> None:
-        try:
-            problem = await self._runner.run(self.service.pair_problem, target, draft)
-        except Exception as exc:  # noqa: BLE001
-            problem = _message(exc)
+    def _pair_checked(self, target: Path, draft: Path, problem: str | None) -> None:
         if problem:
             self._pair_problems[(str(target), str(draft))] = problem
         for row in self._rows:
@@ -325,7 +307,7 @@ class ModelManager(QDialog):
         cancel = threading.Event()
         self._jobs[pair.id] = cancel
         self._cards[pair.id].set_downloading()
-        async_tasks.start(self._run_download(pair, quant, draft_quant, cancel))
+        self._run_download(pair, quant, draft_quant, cancel)
 
     def cancel(self, pair: Any) -> None:
         event = self._jobs.get(pair.id)
@@ -333,8 +315,7 @@ class ModelManager(QDialog):
             event.set()
             self._cards[pair.id].set_cancelling()
 
-    async def _run_download(self, pair: Any, quant: str, draft_quant: str, cancel: threading.Event) -> None:
-        card = self._cards[pair.id]
+    def _run_download(self, pair: Any, quant: str, draft_quant: str, cancel: threading.Event) -> None:
         loop = async_tasks.loop()
 
         def progress(p: Any) -> None:  # on the download thread
@@ -342,21 +323,30 @@ class ModelManager(QDialog):
 
         try:
             job = self.service.new_download(pair, quant, draft_quant)
-            result = await self._runner.run(self.service.run_download, job, progress, cancel)
-        except Exception as exc:  # noqa: BLE001
-            self._jobs.pop(pair.id, None)
-            if self._closed:
-                return
-            if type(exc).__name__ == "DownloadCancelled" or cancel.is_set():
-                card.set_paused("Paused. The part already downloaded is kept; Resume continues from there.")
-            else:
-                log.warning("download failed", exc_info=exc)
-                card.set_error(_message(exc))
-                self.notice.show_notice(f"Download of {pair.name} failed: {_message(exc)}", "error")
+        except ModelsError as exc:
+            self._download_failed(pair, cancel, exc)
             return
+        async_tasks.run_op(self._runner, self.service.run_download, job, progress, cancel,
+                           success=lambda result: self._downloaded(pair, result),
+                           failure=lambda exc: self._download_failed(pair, cancel, exc))
+
+    def _download_failed(self, pair: Any, cancel: threading.Event, exc: ModelsError) -> None:
         self._jobs.pop(pair.id, None)
         if self._closed:
             return
+        card = self._cards[pair.id]
+        if isinstance(exc, DownloadCancelled) or cancel.is_set():
+            card.set_paused("Paused. The part already downloaded is kept; Resume continues from there.")
+        else:
+            log.warning("download failed", exc_info=exc)
+            card.set_error(str(exc))
+            self.notice.show_notice(f"Download of {pair.name} failed: {exc}", "error")
+
+    def _downloaded(self, pair: Any, result: Any) -> None:
+        self._jobs.pop(pair.id, None)
+        if self._closed:
+            return
+        card = self._cards[pair.id]
         self.refresh_installed()
         self._refresh_card(pair)
         if result.pair_problem:
@@ -384,15 +374,14 @@ class ModelManager(QDialog):
     def import_file(self, path: Path) -> None:
         self.import_button.setEnabled(False)
         self.notice.show_notice(f"Checking {path.name}…", "info")
-        async_tasks.start(self._run_import(path))
+        async_tasks.run_op(self._runner, self.service.import_gguf, path,
+                           success=self._imported, failure=lambda exc: self._not_imported(path, exc))
 
-    async def _run_import(self, path: Path) -> None:
-        try:
-            result = await self._runner.run(self.service.import_gguf, path)
-        except Exception as exc:  # noqa: BLE001
-            self.import_button.setEnabled(True)
-            self.notice.show_notice(f"{path.name} was not imported: {_message(exc)}", "error")
-            return
+    def _not_imported(self, path: Path, exc: ModelsError) -> None:
+        self.import_button.setEnabled(True)
+        self.notice.show_notice(f"{path.name} was not imported: {exc}", "error")
+
+    def _imported(self, result: Any) -> None:
         self.import_button.setEnabled(True)
         self._remember_rejections(result)
         self.refresh_installed()
@@ -419,7 +408,7 @@ class ModelManager(QDialog):
             return
         try:
             paths = {f.key: str(f.path) for f in self.service.installed()}
-        except Exception:  # noqa: BLE001 - the reasons are a nicety; the notice already said them
+        except ModelsError:  # the reasons are a nicety; the notice already said them
             return
         mine = str(result.file.path)
         for key, reason in result.not_paired:
@@ -440,8 +429,8 @@ class ModelManager(QDialog):
             return
         try:
             removed = self.service.remove(key)
-        except Exception as exc:  # noqa: BLE001
-            self.notice.show_notice(f"The model could not be removed: {_message(exc)}", "error")
+        except ModelsError as exc:
+            self.notice.show_notice(f"The model could not be removed: {exc}", "error")
             return
         freed = getattr(removed, "freed_bytes", None)
         self.notice.show_notice(

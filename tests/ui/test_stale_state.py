@@ -7,7 +7,7 @@ from PySide6.QtWidgets import QToolButton
 
 from atomicchat.ui import theme
 from atomicchat.ui.composer import PLACEHOLDER
-from atomicchat.ui.model_service import ModelChoice
+from atomicchat.models.service import ModelChoice
 from tests.ui.conftest import WAIT_MS, send
 from tests.ui.fake_engine import Script
 

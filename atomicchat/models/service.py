@@ -1,19 +1,36 @@
-"""The model manager's one door to `atomicchat.models` and `atomicchat.demo` (no Qt here).
+"""The model manager's one typed door to this package and to `atomicchat.demo` (Qt-free).
 
-Keeping the window on this thin adapter means the widgets never import the Hub client, the
-registry lock or llama.cpp directly, and tests can hand the window a fake service. Calls marked
-blocking do disk or network work: the UI runs them in a thread (see model_manager).
+The window and the model manager use only this class, so widgets never import the Hub client, the
+registry lock or llama.cpp, and tests can hand the window a fake service. Every method raises only
+`atomicchat.models.errors.ModelsError` (anything else is translated by `errors.as_models_error`, the
+cause kept), so callers catch one type and show its sentence. Calls marked blocking do disk or network
+work: the UI runs them on a worker thread (atomicchat.ui.common.async_tasks.run_op).
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
-from atomicchat.store.settings import AppSettings
+from atomicchat.models.errors import ModelsError, as_models_error
+
+if TYPE_CHECKING:
+    from atomicchat.models.catalog import Catalog, ModelPair
+    from atomicchat.models.downloads import DownloadJob, JobResult, Progress
+    from atomicchat.models.drafts import DraftFile
+    from atomicchat.models.fit import FitEstimate
+    from atomicchat.models.hardware import Hardware
+    from atomicchat.models.hub_search import QuantFile, SearchResult
+    from atomicchat.models.registry import ImportResult, InstalledFile, InstalledPair, Registry, Removed
+    from atomicchat.store.settings import AppSettings
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -30,10 +47,25 @@ def _exists(path: str | Path | None) -> bool:
     return bool(path) and Path(path).is_file()  # type: ignore[arg-type]
 
 
+def _own_errors(fn: Callable[P, T]) -> Callable[P, T]:
+    """Let only ModelsError out of `fn`."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> T:
+        try:
+            return fn(*args, **kwargs)
+        except ModelsError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - translated, never swallowed
+            raise as_models_error(exc) from exc
+
+    return wrapper
+
+
 class ModelService:
     def __init__(self, registry_path: Path | None = None) -> None:
         self._registry_path = registry_path
-        self._registry: Any = None
+        self._registry: Registry | None = None
 
     # availability ------------------------------------------------------------------------
     def unavailable_reason(self) -> str | None:
@@ -41,12 +73,12 @@ class ModelService:
         try:
             importlib.import_module("atomicchat.models.catalog")
             importlib.import_module("atomicchat.models.registry")
-        except Exception as exc:  # noqa: BLE001 - a missing optional piece must not stop the app
+        except ImportError as exc:  # a missing optional piece must not stop the app
             return f"The model manager is not available in this build ({exc})."
         return None
 
     @property
-    def registry(self) -> Any:
+    def registry(self) -> Registry:
         if self._registry is None:
             from atomicchat.models.registry import Registry
 
@@ -54,44 +86,52 @@ class ModelService:
         return self._registry
 
     # catalog and fit ---------------------------------------------------------------------
-    def catalog(self) -> Any:
-        """Catalog of pairs (raises CatalogError with the reason)."""
+    @_own_errors
+    def catalog(self) -> Catalog:
+        """Catalog of pairs (CatalogError with the reason)."""
         from atomicchat.models.catalog import load_catalog
 
         return load_catalog()
 
-    def hardware(self) -> Any:
+    @_own_errors
+    def hardware(self) -> Hardware:
         """Blocking: probes RAM, disk and the GPUs llama.cpp can use (cached after the first call)."""
         from atomicchat.models.hardware import probe
 
         return probe()
 
-    def fit(self, pair: Any, quant: str, draft_quant: str, n_ctx: int, use_draft: bool, hardware: Any) -> Any:
+    @_own_errors
+    def fit(self, pair: ModelPair, quant: str, draft_quant: str, n_ctx: int, use_draft: bool,
+            hardware: Hardware) -> FitEstimate:
         from atomicchat.models.fit import estimate
 
         return estimate(pair, quant, n_ctx, draft_quant=draft_quant, use_draft=use_draft, hardware=hardware)
 
     # installed ---------------------------------------------------------------------------
-    def installed(self) -> list[Any]:
+    @_own_errors
+    def installed(self) -> list[InstalledFile]:
         """Every registered file (targets and drafts), newest first."""
         return sorted(self.registry.files(), key=lambda f: f.added_at, reverse=True)
 
-    def installed_pairs(self) -> list[Any]:
+    @_own_errors
+    def installed_pairs(self) -> list[InstalledPair]:
         return self.registry.pairs()
 
     def mark_used(self, path: Path) -> None:
         """Remember when a model was last loaded (shown in the manager); never fails the load."""
         try:
-            self.registry.mark_used(path)
-        except Exception:  # noqa: BLE001 - a registry that cannot be written costs only the timestamp
+            _own_errors(self.registry.mark_used)(path)
+        except ModelsError:  # a registry that cannot be written costs only the timestamp
             pass
 
-    def is_intact(self, f: Any) -> bool:
+    @_own_errors
+    def is_intact(self, f: InstalledFile) -> bool:
         from atomicchat.models.registry import Registry
 
         return bool(Registry.is_intact(f))
 
-    def installed_paths(self, pair: Any, quant: str, draft_quant: str) -> tuple[Path, Path] | None:
+    @_own_errors
+    def installed_paths(self, pair: ModelPair, quant: str, draft_quant: str) -> tuple[Path, Path] | None:
         """Paths of this pair at these quants when both files are installed and intact."""
         target_ref, draft_ref = pair.files(quant, draft_quant)
         t, d = self.registry.get(target_ref.key), self.registry.get(draft_ref.key)
@@ -99,33 +139,82 @@ class ModelService:
             return Path(t.path), Path(d.path)
         return None
 
+    @_own_errors
     def pair_problem(self, target: Path, draft: Path) -> str | None:
-        """Why this draft cannot serve this target, in words; None when it can."""
+        """Blocking: why this draft cannot serve this target, in words; None when it can."""
         from atomicchat.models.registry import check_files
 
         return check_files(target, draft)
 
-    def import_gguf(self, path: Path) -> Any:
+    @_own_errors
+    def import_gguf(self, path: Path) -> ImportResult:
         """Blocking: validate and register a local GGUF; returns ImportResult (paired / not paired, why)."""
         return self.registry.import_gguf(path)
 
-    def remove(self, key: str) -> Any:
+    @_own_errors
+    def remove(self, key: str) -> Removed:
         return self.registry.remove(key)
 
     # downloads ---------------------------------------------------------------------------
-    def new_download(self, pair: Any, quant: str, draft_quant: str) -> Any:
+    @_own_errors
+    def new_download(self, pair: ModelPair, quant: str, draft_quant: str) -> DownloadJob:
         from atomicchat.models.downloads import DownloadJob
 
         return DownloadJob(pair, quant, draft_quant, registry=self.registry)
 
-    def run_download(self, job: Any, progress: Any, cancel: threading.Event) -> Any:
-        """Blocking: fetch (resuming partial files), verify, register and pair. Raises ModelsError."""
+    @_own_errors
+    def run_download(self, job: DownloadJob, progress: Callable[[Progress], None],
+                     cancel: threading.Event) -> JobResult:
+        """Blocking: fetch (resuming partial files), verify, register and pair. DownloadCancelled on cancel."""
         return job.run(progress_cb=progress, cancel_event=cancel)
 
-    def pending_bytes(self, job: Any) -> int:
+    @_own_errors
+    def pending_bytes(self, job: DownloadJob) -> int:
         from atomicchat.models.downloads import pending_bytes
 
         return int(pending_bytes(job))
+
+    # the Hub -----------------------------------------------------------------------------
+    @_own_errors
+    def search_hub(self, text: str) -> SearchResult:
+        """Blocking: GGUF repositories on the Hub (the last answer, marked as such, when offline)."""
+        from atomicchat.models import hub_search
+
+        return hub_search.search(text)
+
+    @_own_errors
+    def repo_details(self, repo_id: str) -> SearchResult:
+        """Blocking: one repository with its quants."""
+        from atomicchat.models import hub_search
+
+        return hub_search.repo_details(repo_id)
+
+    @_own_errors
+    def hub_fit(self, repo_id: str, quant: QuantFile, n_ctx: int,
+                draft: tuple[str, str, int | None] | None) -> FitEstimate:
+        """Blocking: the fit verdict from the file's own header (a Range request, no download)."""
+        from atomicchat.models import hub_search
+
+        return hub_search.fit_for(repo_id, quant, n_ctx, draft)
+
+    @_own_errors
+    def hub_download(self, repo_id: str, quant: QuantFile, draft: DraftFile | None) -> DownloadJob:
+        """A job for this quant of a Hub repository, plus its known DFlash draft when given."""
+        from atomicchat.models import hub_search
+        from atomicchat.models.catalog import FileRef
+        from atomicchat.models.downloads import DownloadJob
+
+        refs = hub_search.file_refs(repo_id, quant)
+        if draft is not None:
+            refs.append(FileRef("draft", f"hub:{repo_id}", draft.quant or "draft", draft.repo, "main", draft.file,
+                                draft.size, draft.sha256, draft.size is not None))
+        return DownloadJob(files=refs)
+
+    @_own_errors
+    def run_hub_download(self, job: DownloadJob, progress: Callable[[Progress], None],
+                         cancel: threading.Event) -> JobResult:
+        """Blocking: run a `hub_download` job (fetch, verify, register, pair). DownloadCancelled on cancel."""
+        return job.run(progress_cb=progress, cancel_event=cancel)
 
     # demo and the automatic choice -------------------------------------------------------
     def demo_pair(self) -> tuple[Path, Path | None] | None:
@@ -135,7 +224,7 @@ class ModelService:
             target = Path(demo.demo_target_path())
             draft_fn = getattr(demo, "demo_draft_path", None)
             draft = Path(draft_fn()) if draft_fn else None
-        except Exception:  # noqa: BLE001 - no demo module, or no files in resources/demo
+        except (ImportError, AttributeError, OSError):  # no demo module, or no resources folder
             return None
         if not target.is_file():
             return None
@@ -164,7 +253,7 @@ class ModelService:
                 targets = [f for f in self.installed() if f.role == "target" and self.is_intact(f)]
                 if targets:
                     return ModelChoice(Path(targets[0].path), None, "installed", missing.strip())
-            except Exception:  # noqa: BLE001 - a damaged registry falls through to the demo
+            except ModelsError:  # a damaged registry falls through to the demo
                 pass
         demo = self.demo_pair()
         if demo is not None:
