@@ -89,10 +89,10 @@ def _run(out: Path, platform_note: str) -> int:
 
     from atomicchat import APP_ID, __version__
     from atomicchat.store import open_store
-    from atomicchat.ui import async_tasks
+    from atomicchat.ui.common import async_tasks
     from atomicchat.ui.main_window import MainWindow
-    from atomicchat.ui.theme import apply_theme
-    from atomicchat.ui.worker import EngineHost
+    from atomicchat.ui.common.theme import apply_theme
+    from atomicchat.ui.engine.host import EngineHost
 
     app = QApplication([APP_ID])
     apply_theme(app, "light")
@@ -163,7 +163,7 @@ def _run(out: Path, platform_note: str) -> int:
         wait(lambda: manager.hub_panel.search_button.isEnabled(), 60)
         grab(manager, "hub-search.png")  # offline here: it says so in one line
         manager.close()
-        from atomicchat.ui.settings_dialog import SettingsDialog
+        from atomicchat.ui.settings.settings_dialog import SettingsDialog
 
         dialog = SettingsDialog(window.settings, info, window, recommended=window.session.recommended)
         dialog.show()

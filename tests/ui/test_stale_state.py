@@ -5,8 +5,8 @@ from __future__ import annotations
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QToolButton
 
-from atomicchat.ui import theme
-from atomicchat.ui.composer import PLACEHOLDER
+from atomicchat.ui.common import theme
+from atomicchat.ui.chat.composer import PLACEHOLDER
 from atomicchat.models.service import ModelChoice
 from tests.ui.conftest import WAIT_MS, send
 from tests.ui.fake_engine import Script

@@ -7,9 +7,9 @@ from pathlib import Path
 from atomicchat.engine.errors import ModelLoadError
 from atomicchat.engine.types import EngineConfig
 from atomicchat.store.records import ReplyStats
-from atomicchat.ui.stats_format import format_stats, speedup
-from atomicchat.ui.worker import EngineHost
-from atomicchat.ui.worker_types import GenRequest
+from atomicchat.ui.chat.stats_format import format_stats, speedup
+from atomicchat.ui.engine.host import EngineHost
+from atomicchat.ui.engine.worker_types import GenRequest
 from tests.ui.conftest import WAIT_MS
 from tests.ui.fake_engine import Script, factory
 

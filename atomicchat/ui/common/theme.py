@@ -14,7 +14,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QFont, QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication
 
-from atomicchat.ui import markdown_render
+from atomicchat.ui.chat import markdown_render
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from atomicchat.store.settings import DEFAULT_SYSTEM_PROMPT, AppSettings
-from atomicchat.ui.server_settings import ServerSettingsGroup
+from atomicchat.ui.server.server_settings import ServerSettingsGroup
 
 THINKING_REASON = "DFlash drafts are trained for non-thinking output; thinking drops acceptance."
 

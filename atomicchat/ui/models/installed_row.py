@@ -14,7 +14,7 @@ from typing import Any
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QComboBox, QFrame, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from atomicchat.ui.model_card import human_bytes
+from atomicchat.ui.models.model_card import human_bytes
 
 NO_DRAFT = ""
 

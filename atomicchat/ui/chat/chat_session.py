@@ -19,10 +19,10 @@ from atomicchat.store import Store, baseline_key
 from atomicchat.store.conversations import DEFAULT_TITLE
 from atomicchat.store.records import DONE, ERROR, INTERRUPTED, STOPPED, STREAMING, Message, ReplyStats
 from atomicchat.store.settings import AppSettings
-from atomicchat.ui.chat_view import ChatView
-from atomicchat.ui.message_widget import MessageWidget
-from atomicchat.ui.worker import BASELINE_TOKENS, EngineHost
-from atomicchat.ui.worker_types import BaselineResult, GenRequest, GenResult, ModelReady, StreamChunk, WorkerFailure
+from atomicchat.ui.chat.chat_view import ChatView
+from atomicchat.ui.chat.message_widget import MessageWidget
+from atomicchat.ui.engine.host import BASELINE_TOKENS, EngineHost
+from atomicchat.ui.engine.worker_types import BaselineResult, GenRequest, GenResult, ModelReady, StreamChunk, WorkerFailure
 
 SAVE_INTERVAL_S = 0.5
 AUTO_BASELINE_DELAY_MS = 1500  # after the model loads, while the user reads or types

@@ -13,11 +13,11 @@ import threading
 from PySide6.QtCore import QObject, Signal
 
 from atomicchat.server.app import ServerConfig, create_app
-from atomicchat.server.backend import Delta, Done, Event, Failed, Job, Started, model_id_for
+from atomicchat.server.backend import Delta, Done, Event, Failed, Job, model_id_for
 from atomicchat.server.thread import Listening, ServerThread
 from atomicchat.store.settings import AppSettings
-from atomicchat.ui.worker import EngineHost
-from atomicchat.ui.worker_types import ModelReady
+from atomicchat.ui.engine.host import EngineHost
+from atomicchat.ui.engine.worker_types import ModelReady
 
 log = logging.getLogger(__name__)
 LOCAL_HOSTS = ("127.0.0.1", "::1", "localhost")

@@ -29,8 +29,8 @@ from PySide6.QtWidgets import (
 
 from atomicchat.models.errors import DownloadCancelled, ModelsError
 from atomicchat.models.service import ModelService
-from atomicchat.ui import async_tasks
-from atomicchat.ui.model_card import FIT_STYLE, human_bytes, progress_text
+from atomicchat.ui.common import async_tasks
+from atomicchat.ui.models.model_card import FIT_STYLE, human_bytes, progress_text
 
 
 def _hint(text: str = "") -> QLabel:

@@ -6,7 +6,7 @@ success=..., failure=...)` runs `fn` on the runner's pool, then calls `success(r
 `failure(error)` on the UI thread. `failure` gets only the errors the callee promises to raise
 (`atomicchat.models.errors.ModelsError` by default, which is all `atomicchat.models.service` raises);
 anything else is a bug, logged by `start`, never lost. The engine is the exception: it has its own
-long-lived thread (atomicchat.ui.worker).
+long-lived thread (atomicchat.ui.engine.worker).
 
 `install_loop(app)` makes a qasync loop the current asyncio loop; run_app and the tests call it.
 """

@@ -10,9 +10,9 @@ from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QLabel, QSizePolicy, QToolButton, QWidget
 
 from atomicchat.store.records import ReplyStats
-from atomicchat.ui.flow_layout import FlowLayout
-from atomicchat.ui.stats_format import format_stats, stats_tooltip
-from atomicchat.ui.step_chart import StepChart
+from atomicchat.ui.common.flow_layout import FlowLayout
+from atomicchat.ui.chat.stats_format import format_stats, stats_tooltip
+from atomicchat.ui.chat.step_chart import StepChart
 
 
 class StatsBar(QWidget):

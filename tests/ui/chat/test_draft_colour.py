@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from PySide6.QtGui import QTextCursor
 
-from atomicchat.ui import theme
-from atomicchat.ui.markdown_view import MarkdownView
+from atomicchat.ui.common import theme
+from atomicchat.ui.chat.markdown_view import MarkdownView
 from tests.ui.conftest import last_widget, send
 from tests.ui.fake_engine import Script
 

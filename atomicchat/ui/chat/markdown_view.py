@@ -25,8 +25,8 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QFrame, QSizePolicy, QTextBrowser, QWidget
 
-from atomicchat.ui.markdown_render import IncrementalMarkdown, prepare_source, render_document
-from atomicchat.ui.theme import current as theme_colours
+from atomicchat.ui.chat.markdown_render import IncrementalMarkdown, prepare_source, render_document
+from atomicchat.ui.common.theme import current as theme_colours
 
 Spans = list[list[int]] | list[tuple[int, int]]
 _PLAIN = str.maketrans({"\u2029": "\n", "\u2028": "\n", "\xa0": " "})  # table frame marks never match:

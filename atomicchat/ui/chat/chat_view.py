@@ -11,7 +11,7 @@ from PySide6.QtCore import QCoreApplication, QEvent, Qt, Signal
 from PySide6.QtWidgets import QLabel, QScrollArea, QStackedWidget, QVBoxLayout, QWidget
 
 from atomicchat.store.records import Message
-from atomicchat.ui.message_widget import MessageWidget
+from atomicchat.ui.chat.message_widget import MessageWidget
 
 STICK_PX = 24  # within this many pixels of the bottom counts as "at the bottom"
 

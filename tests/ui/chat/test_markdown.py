@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from atomicchat.ui.markdown_render import (
+from atomicchat.ui.chat.markdown_render import (
     IncrementalMarkdown,
     prepare_source,
     render_document,
     stable_prefix_length,
 )
-from atomicchat.ui.markdown_view import MarkdownView
+from atomicchat.ui.chat.markdown_view import MarkdownView
 
 DOC = """# Plan
 

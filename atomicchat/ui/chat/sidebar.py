@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 
 from atomicchat.chat_titles import relative_time
 from atomicchat.store.records import Conversation
-from atomicchat.ui.chat_list_delegate import TIME_ROLE, ChatListDelegate
+from atomicchat.ui.chat.chat_list_delegate import TIME_ROLE, ChatListDelegate
 
 ID_ROLE = Qt.ItemDataRole.UserRole
 

@@ -31,11 +31,11 @@ from PySide6.QtWidgets import (
 from atomicchat.models.errors import DownloadCancelled, ModelsError
 from atomicchat.models.service import ModelService
 from atomicchat.store.settings import AppSettings
-from atomicchat.ui import async_tasks
-from atomicchat.ui.hub_search_panel import HubSearchPanel
-from atomicchat.ui.installed_row import InstalledRow, describe
-from atomicchat.ui.model_card import ModelCard, human_bytes
-from atomicchat.ui.notice_bar import NoticeBar
+from atomicchat.ui.common import async_tasks
+from atomicchat.ui.models.hub_search_panel import HubSearchPanel
+from atomicchat.ui.models.installed_row import InstalledRow, describe
+from atomicchat.ui.models.model_card import ModelCard, human_bytes
+from atomicchat.ui.common.notice_bar import NoticeBar
 
 log = logging.getLogger(__name__)
 

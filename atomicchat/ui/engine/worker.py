@@ -1,8 +1,8 @@
 """The one long-lived engine thread (the pattern of GPT4All's ChatLLM).
 
 `EngineWorker` lives on a QThread and owns the Engine; every engine call happens there. The
-window talks to it only through `EngineHost`: requests go in as queued signals, results come back
-as queued signals re-emitted on the UI thread, so UI code may connect them to anything.
+window talks to it only through `EngineHost` (atomicchat.ui.engine.host): requests go in as queued
+signals, results come back as queued signals delivered on the UI thread.
 Stopping is the one exception: a generation loop does not return to the event loop, so cancel()
 sets a thread-safe flag that the engine polls between steps.
 Nothing raised inside the worker escapes it: every failure becomes a `WorkerFailure` signal and
@@ -18,14 +18,14 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
+from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 from atomicchat.engine.errors import DraftMismatchError, EngineError, MissingSymbolError, UnsupportedDraftError
 from atomicchat.engine.requests import gen_params
 from atomicchat.engine.types import EngineConfig, Finished
 from atomicchat.stats import COUNTER_NAMES
 from atomicchat.store.records import ReplyStats
-from atomicchat.ui.worker_types import (
+from atomicchat.ui.engine.worker_types import (
     BaselineResult,
     GenRequest,
     GenResult,
@@ -251,115 +251,3 @@ class EngineWorker(QObject):
                 eng.close()
             except Exception:  # noqa: BLE001 - closing must never take the worker down
                 log.warning("engine close failed", exc_info=True)
-
-
-class EngineHost(QObject):
-    """UI-thread handle on the worker thread. Signals here are always delivered on the UI thread."""
-
-    ready = Signal(object)
-    loading = Signal(str, float)
-    chunk = Signal(object)
-    finished = Signal(object)
-    baseline = Signal(object)
-    failed = Signal(object)
-
-    _load = Signal(object)
-    _generate = Signal(object)
-    _baseline = Signal(int, int)
-    _serve = Signal(object)
-    _shutdown = Signal()
-
-    def __init__(self, engine_factory: EngineFactory | None = None, parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self._next_id = 0
-        self._closed = False
-        self.thread = QThread()
-        self.thread.setObjectName("atomicchat-engine")
-        self.worker = EngineWorker(engine_factory)
-        self.worker.moveToThread(self.thread)
-        q = Qt.ConnectionType.QueuedConnection
-        self._load.connect(self.worker.load, q)
-        self._generate.connect(self.worker.generate, q)
-        self._baseline.connect(self.worker.measure_baseline, q)
-        self._serve.connect(self.worker.serve, q)
-        self._shutdown.connect(self.worker.shutdown, q)
-        self.worker.ready.connect(self._on_ready, q)
-        self.worker.loading.connect(self._on_loading, q)
-        self.worker.chunk.connect(self._on_chunk, q)
-        self.worker.finished.connect(self._on_finished, q)
-        self.worker.baseline.connect(self._on_baseline, q)
-        self.worker.failed.connect(self._on_failed, q)
-        self.thread.start()
-
-    def _new_id(self) -> int:
-        self._next_id += 1
-        return self._next_id
-
-    def load(self, req: EngineConfig) -> None:
-        self._load.emit(req)
-
-    def generate(self, req: GenRequest) -> None:
-        self._generate.emit(req)
-
-    def serve(self, job: Any) -> None:
-        """Queue a local-API job behind whatever the worker is doing (callable from any thread)."""
-        self._serve.emit(job)
-
-    def next_request_id(self) -> int:
-        return self._new_id()
-
-    def measure_baseline(self, max_tokens: int = BASELINE_TOKENS) -> int:
-        req_id = self._new_id()
-        self._baseline.emit(req_id, max_tokens)
-        return req_id
-
-    def cancel(self, req_id: int) -> None:
-        self.worker.cancel(req_id)
-
-    def close(self, timeout_ms: int = 60000) -> bool:
-        """Stop the running request, free the model on its own thread, and join the thread.
-
-        A generation stops within one step. A load, or an engine that stopped answering, gets 3 s;
-        then its process is ended, which frees the thread (never a destroyed running QThread, which
-        would abort the app)."""
-        if self._closed:
-            return True
-        self._closed = True
-        for req_id in range(1, self._next_id + 1):
-            self.worker.cancel(req_id)
-        self._shutdown.emit()
-        done = self.thread.wait(min(timeout_ms, 3000))
-        if not done:  # a load or a hung call in the engine process: end the process, the thread follows
-            from atomicchat.engine.proc.client import kill_all
-
-            log.warning("the engine did not stop within 3 s; ending its process")
-            kill_all()
-            done = self.thread.wait(max(0, timeout_ms - 3000))
-        if not done:
-            log.warning("the engine thread did not stop within %d ms", timeout_ms)
-        return done
-
-    # re-emit on the UI thread
-    @Slot(object)
-    def _on_ready(self, v: object) -> None:
-        self.ready.emit(v)
-
-    @Slot(str, float)
-    def _on_loading(self, stage: str, value: float) -> None:
-        self.loading.emit(stage, value)
-
-    @Slot(object)
-    def _on_chunk(self, v: object) -> None:
-        self.chunk.emit(v)
-
-    @Slot(object)
-    def _on_finished(self, v: object) -> None:
-        self.finished.emit(v)
-
-    @Slot(object)
-    def _on_baseline(self, v: object) -> None:
-        self.baseline.emit(v)
-
-    @Slot(object)
-    def _on_failed(self, v: object) -> None:
-        self.failed.emit(v)

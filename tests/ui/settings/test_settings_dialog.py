@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from atomicchat.store.settings import AppSettings
-from atomicchat.ui.settings_dialog import THINKING_REASON, SettingsDialog
+from atomicchat.ui.settings.settings_dialog import THINKING_REASON, SettingsDialog
 from tests.ui.conftest import WAIT_MS
 from tests.ui.fake_engine import Script
 

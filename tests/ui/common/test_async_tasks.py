@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 
 from atomicchat.models.errors import RegistryError
-from atomicchat.ui import async_tasks
+from atomicchat.ui.common import async_tasks
 
 
 def test_success_and_failure_come_back_on_the_ui_thread(qloop, qtbot):

@@ -23,10 +23,10 @@ from PySide6.QtWidgets import (
 )
 
 from atomicchat.store.records import ERROR, INTERRUPTED, STOPPED, STREAMING, Message, ReplyStats
-from atomicchat.ui.markdown_view import MarkdownView
-from atomicchat.ui.stats_bar import StatsBar
-from atomicchat.ui.version_pager import VersionPager
-from atomicchat.ui.worker_types import StreamChunk
+from atomicchat.ui.chat.markdown_view import MarkdownView
+from atomicchat.ui.chat.stats_bar import StatsBar
+from atomicchat.ui.chat.version_pager import VersionPager
+from atomicchat.ui.engine.worker_types import StreamChunk
 
 FRAME_MS = 33
 STATUS_TEXT = {
