@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -32,6 +32,12 @@ from atomicchat.models.service import ModelService
 from atomicchat.ui.common import async_tasks
 from atomicchat.ui.models.model_card import FIT_STYLE, human_bytes, progress_text
 
+if TYPE_CHECKING:
+    from atomicchat.models.downloads import JobResult, Progress
+    from atomicchat.models.drafts import DraftOffer
+    from atomicchat.models.fit import FitEstimate
+    from atomicchat.models.hub_search import QuantFile, RepoHit, SearchResult
+
 
 def _hint(text: str = "") -> QLabel:
     label = QLabel(text)
@@ -50,8 +56,8 @@ class HubSearchPanel(QWidget):
         self._runner = runner
         self._n_ctx = n_ctx
         self._seq = 0  # newest request wins
-        self._hit: Any = None
-        self._offer: Any = None
+        self._hit: RepoHit | None = None
+        self._offer: DraftOffer | None = None
         self._cancel: threading.Event | None = None
         col = QVBoxLayout(self)
         col.setContentsMargins(12, 12, 12, 12)
@@ -131,7 +137,7 @@ class HubSearchPanel(QWidget):
             self.status.setText(str(exc))
             self.search_button.setEnabled(True)
 
-    def _searched(self, text: str, seq: int, result: Any) -> None:
+    def _searched(self, text: str, seq: int, result: SearchResult) -> None:
         from atomicchat.models.drafts import draft_offer
 
         if seq != self._seq:
@@ -168,11 +174,15 @@ class HubSearchPanel(QWidget):
             seq, repo_id = self._seq, hit.repo_id
             async_tasks.run_op(self._runner, self._service.repo_details, repo_id,
                                success=lambda result: self._detailed(seq, result),
-                               failure=lambda exc: seq == self._seq and self._show_pending(repo_id, str(exc)))
+                               failure=lambda exc: self._details_failed(seq, repo_id, exc))
         else:
             self._show(hit)
 
-    def _detailed(self, seq: int, result: Any) -> None:
+    def _details_failed(self, seq: int, repo_id: str, exc: ModelsError) -> None:
+        if seq == self._seq:
+            self._show_pending(repo_id, str(exc))
+
+    def _detailed(self, seq: int, result: SearchResult) -> None:
         if seq == self._seq and result.hits:
             self._show(result.hits[0])
             if result.note:
@@ -191,7 +201,7 @@ class HubSearchPanel(QWidget):
         self.fit.setText(text)
         self.detail.setVisible(True)
 
-    def _show(self, hit: Any) -> None:
+    def _show(self, hit: RepoHit) -> None:
         from atomicchat.models.drafts import draft_offer
 
         self._hit, self._offer = hit, draft_offer(hit.repo_id)
@@ -234,12 +244,12 @@ class HubSearchPanel(QWidget):
                            success=lambda est: self._fitted(seq, est),
                            failure=lambda exc: self._fit_failed(seq, q, exc))
 
-    def _fit_failed(self, seq: int, q: Any, exc: ModelsError) -> None:
+    def _fit_failed(self, seq: int, q: QuantFile, exc: ModelsError) -> None:
         if seq == self._seq:
             size = f"{human_bytes(q.size)} to download. " if q.size else ""
             self.fit.setText(f"{size}Fit unknown: {exc}")
 
-    def _fitted(self, seq: int, est: Any) -> None:
+    def _fitted(self, seq: int, est: FitEstimate) -> None:
         if seq != self._seq:
             return
         self.fit.setText(f"{est.message} ({est.breakdown()})")
@@ -265,11 +275,11 @@ class HubSearchPanel(QWidget):
         if self._cancel is not None:
             self._cancel.set()
 
-    def _download(self, repo_id: str, q: Any, with_draft: bool, cancel: threading.Event) -> None:
+    def _download(self, repo_id: str, q: QuantFile, with_draft: bool, cancel: threading.Event) -> None:
         draft = self._offer.file if with_draft and self._offer is not None else None
         loop = async_tasks.loop()
 
-        def progress(p: Any) -> None:  # on the download thread
+        def progress(p: Progress) -> None:  # on the download thread
             loop.call_soon_threadsafe(self._on_progress, p)
 
         try:
@@ -292,13 +302,13 @@ class HubSearchPanel(QWidget):
         else:
             self.progress_label.setText(str(exc))
 
-    def _downloaded(self, result: Any) -> None:
+    def _downloaded(self, result: JobResult) -> None:
         self._download_ended()
         self.progress.setValue(1000)
         note = f" The draft does not pair: {result.pair_problem}" if getattr(result, "pair_problem", None) else ""
         self.progress_label.setText("Downloaded and installed." + note)
         self.downloaded.emit(result.target_path, result.draft_path if not note else None)
 
-    def _on_progress(self, p: Any) -> None:
+    def _on_progress(self, p: Progress) -> None:
         self.progress.setValue(int(1000 * p.done / p.total) if p.total else 0)
         self.progress_label.setText(progress_text(p))

@@ -12,7 +12,7 @@ import logging
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
@@ -36,6 +36,12 @@ from atomicchat.ui.models.hub_search_panel import HubSearchPanel
 from atomicchat.ui.models.installed_row import InstalledRow, describe
 from atomicchat.ui.models.model_card import ModelCard, human_bytes
 from atomicchat.ui.common.notice_bar import NoticeBar
+
+if TYPE_CHECKING:
+    from atomicchat.models.catalog import ModelPair
+    from atomicchat.models.downloads import JobResult, Progress
+    from atomicchat.models.hardware import Hardware
+    from atomicchat.models.registry import ImportResult
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +74,7 @@ class ModelManager(QDialog):
         self._jobs: dict[str, threading.Event] = {}
         self._rows: list[InstalledRow] = []
         self._pair_problems: dict[tuple[str, str], str] = {}  # (target path, draft path) -> why not
-        self._hardware: Any = None
+        self._hardware: Hardware | None = None
         self._current: tuple[Path | None, Path | None] = (None, None)
         self._closed = False
 
@@ -164,7 +170,7 @@ class ModelManager(QDialog):
     def _no_hardware(self, exc: ModelsError) -> None:
         self.hardware_label.setText(f"Could not check this computer's memory: {exc}")
 
-    def _on_hardware(self, hw: Any) -> None:
+    def _on_hardware(self, hw: Hardware) -> None:
         if self._closed:
             return
         self._hardware = hw
@@ -172,7 +178,7 @@ class ModelManager(QDialog):
         for card in self._cards.values():
             self._refresh_card(card.pair)
 
-    def _refresh_card(self, pair: Any) -> None:
+    def _refresh_card(self, pair: ModelPair) -> None:
         card = self._cards.get(pair.id)
         if card is None:
             return
@@ -278,7 +284,7 @@ class ModelManager(QDialog):
         self.model_chosen.emit(target, draft)
         self.notice.show_notice(f"Loading {target.name}{' with its draft' if draft else ''}…", "info", timeout_ms=4000)
 
-    def _use_catalog(self, pair: Any, quant: str, draft_quant: str) -> None:
+    def _use_catalog(self, pair: ModelPair, quant: str, draft_quant: str) -> None:
         paths = self.service.installed_paths(pair, quant, draft_quant)
         if paths is not None:
             self._use_paths(paths[0], paths[1])
@@ -301,7 +307,7 @@ class ModelManager(QDialog):
         self.notice.show_notice(f"{target.name}{pair} is installed. Use it from the Installed tab.", "info")
 
     # downloads ---------------------------------------------------------------------------
-    def download(self, pair: Any, quant: str, draft_quant: str) -> None:
+    def download(self, pair: ModelPair, quant: str, draft_quant: str) -> None:
         if pair.id in self._jobs:
             return
         cancel = threading.Event()
@@ -309,16 +315,16 @@ class ModelManager(QDialog):
         self._cards[pair.id].set_downloading()
         self._run_download(pair, quant, draft_quant, cancel)
 
-    def cancel(self, pair: Any) -> None:
+    def cancel(self, pair: ModelPair) -> None:
         event = self._jobs.get(pair.id)
         if event is not None:
             event.set()
             self._cards[pair.id].set_cancelling()
 
-    def _run_download(self, pair: Any, quant: str, draft_quant: str, cancel: threading.Event) -> None:
+    def _run_download(self, pair: ModelPair, quant: str, draft_quant: str, cancel: threading.Event) -> None:
         loop = async_tasks.loop()
 
-        def progress(p: Any) -> None:  # on the download thread
+        def progress(p: Progress) -> None:  # on the download thread
             loop.call_soon_threadsafe(self._on_progress, pair.id, p)
 
         try:
@@ -330,7 +336,7 @@ class ModelManager(QDialog):
                            success=lambda result: self._downloaded(pair, result),
                            failure=lambda exc: self._download_failed(pair, cancel, exc))
 
-    def _download_failed(self, pair: Any, cancel: threading.Event, exc: ModelsError) -> None:
+    def _download_failed(self, pair: ModelPair, cancel: threading.Event, exc: ModelsError) -> None:
         self._jobs.pop(pair.id, None)
         if self._closed:
             return
@@ -342,7 +348,7 @@ class ModelManager(QDialog):
             card.set_error(str(exc))
             self.notice.show_notice(f"Download of {pair.name} failed: {exc}", "error")
 
-    def _downloaded(self, pair: Any, result: Any) -> None:
+    def _downloaded(self, pair: ModelPair, result: JobResult) -> None:
         self._jobs.pop(pair.id, None)
         if self._closed:
             return
@@ -358,7 +364,7 @@ class ModelManager(QDialog):
             card.state.setText("Installed ✓ — verified")
             self.notice.show_notice(f"{pair.name} is installed. Click “Use this model” to chat with it.", "info")
 
-    def _on_progress(self, pair_id: str, p: Any) -> None:
+    def _on_progress(self, pair_id: str, p: Progress) -> None:
         card = self._cards.get(pair_id)
         if card is not None and pair_id in self._jobs and not self._jobs[pair_id].is_set():
             card.set_progress(p)
@@ -381,7 +387,7 @@ class ModelManager(QDialog):
         self.import_button.setEnabled(True)
         self.notice.show_notice(f"{path.name} was not imported: {exc}", "error")
 
-    def _imported(self, result: Any) -> None:
+    def _imported(self, result: ImportResult) -> None:
         self.import_button.setEnabled(True)
         self._remember_rejections(result)
         self.refresh_installed()
@@ -402,7 +408,7 @@ class ModelManager(QDialog):
             kind = "warning"
         self.notice.show_notice(text, kind)
 
-    def _remember_rejections(self, result: Any) -> None:
+    def _remember_rejections(self, result: ImportResult) -> None:
         """Keep why an import did not pair, so the draft picker says it instead of "not checked"."""
         if not result.not_paired:
             return
