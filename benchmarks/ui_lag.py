@@ -153,11 +153,11 @@ def main(argv: list[str] | None = None, engine_factory=None) -> int:
 
     app = QApplication.instance() or QApplication([])
     from atomicchat.store import open_store
-    from atomicchat.ui import async_tasks
+    from atomicchat.ui.common import async_tasks
     from atomicchat.ui.main_window import MainWindow
-    from atomicchat.ui.model_service import ModelChoice
-    from atomicchat.ui.theme import apply_theme
-    from atomicchat.ui.worker import EngineHost
+    from atomicchat.models.service import ModelChoice
+    from atomicchat.ui.common.theme import apply_theme
+    from atomicchat.ui.engine.host import EngineHost
 
     apply_theme(app)
     async_tasks.install_loop(app)

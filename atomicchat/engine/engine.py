@@ -1,7 +1,7 @@
 """The inference engine: a target model, optionally a DFlash draft, and the two decode loops.
 
-Call sequence and pitfalls follow ../shared/docs/dflash-driver.md (verified on llama-cpp-python
-0.3.36). Invariants the loops keep between steps:
+Call sequence and pitfalls follow docs/dflash.md (the verified driver notes for llama-cpp-python
+0.3.36 plus this engine's additions). Invariants the loops keep between steps:
 - `id_last` (the newest sampled token) sits at position P and is in neither KV cache;
 - target KV holds positions 0..P-1 and, while DFlash is in use, so does the draft KV.
 All methods must run on one thread: llama contexts are not thread-safe.

@@ -5,10 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from atomicchat.engine.errors import ModelLoadError
+from atomicchat.engine.types import EngineConfig
 from atomicchat.store.records import ReplyStats
-from atomicchat.ui.stats_format import format_stats, speedup
-from atomicchat.ui.worker import EngineHost
-from atomicchat.ui.worker_types import GenRequest, LoadRequest
+from atomicchat.ui.chat.stats_format import format_stats, speedup
+from atomicchat.ui.engine.host import EngineHost
+from atomicchat.ui.engine.worker_types import GenRequest
 from tests.ui.conftest import WAIT_MS
 from tests.ui.fake_engine import Script, factory
 
@@ -45,14 +46,14 @@ def test_worker_survives_a_failed_load_and_serves_the_next(qtbot, qapp):
     host.ready.connect(ready.append)
     host.finished.connect(done.append)
     try:
-        host.load(LoadRequest(Path("/x/a.gguf")))
+        host.load(EngineConfig(Path("/x/a.gguf")))
         qtbot.waitUntil(lambda: bool(failures), timeout=WAIT_MS)
         assert failures[0].kind == "load" and failures[0].message == "llama.cpp refused the model (test)."
         host.generate(GenRequest(req_id=host.next_request_id(), messages=[{"role": "user", "content": "x"}]))
         qtbot.waitUntil(lambda: len(failures) == 2, timeout=WAIT_MS)
         assert "No model is loaded" in failures[1].message
         script.load_error = None
-        host.load(LoadRequest(Path("/x/a.gguf")))
+        host.load(EngineConfig(Path("/x/a.gguf")))
         qtbot.waitUntil(lambda: bool(ready), timeout=WAIT_MS)
         host.generate(GenRequest(req_id=host.next_request_id(), messages=[{"role": "user", "content": "x"}]))
         qtbot.waitUntil(lambda: bool(done), timeout=WAIT_MS)
@@ -67,7 +68,7 @@ def test_cancel_before_the_worker_starts_is_honoured(qtbot):
     host.finished.connect(done.append)
     host.ready.connect(ready.append)
     try:
-        host.load(LoadRequest(Path("/x/a.gguf")))
+        host.load(EngineConfig(Path("/x/a.gguf")))
         qtbot.waitUntil(lambda: bool(ready), timeout=WAIT_MS)
         rid = host.next_request_id()
         host.cancel(rid)
@@ -87,7 +88,7 @@ def test_rates_need_a_span_otherwise_counts() -> None:
 
 
 def test_drafting_text_reports_what_the_adaptive_length_did():
-    from atomicchat.ui.stats_format import drafting_text
+    from atomicchat.ui.chat.stats_format import drafting_text
 
     s = ReplyStats(n_generated=60, generate_seconds=1.0, n_steps=41, n_drafted=84, n_accepted=20,
                    n_draft_steps=30, used_draft=True)
