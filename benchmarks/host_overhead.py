@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
     for name, ds in (("host", False), ("device", True)):
         e = Engine(EngineConfig(tp, dp, n_ctx=1024, n_gpu_layers=0, n_threads=a.threads, draft_max=a.draft_max,
                                 device_sampling=ds))
-        engines[name] = (e, DecodeClock(e.tctx, e.dctx))
+        engines[name] = (e, DecodeClock(e.tctx, e.ds.ctx))
     prompt = list(range(5, 37))
     load = os.getloadavg()
     rows = []

@@ -20,6 +20,7 @@ import os
 
 from atomicchat.engine.errors import DecodeError, EngineError
 from atomicchat.engine.lib import C
+from atomicchat.engine.sampler_chain import chain_for
 from atomicchat.engine.types import GenParams
 
 
@@ -32,25 +33,6 @@ def wanted(setting: bool | None, gpu_layers_used: int) -> bool:
     if env in ("0", "1"):
         return env == "1"
     return gpu_layers_used > 0
-
-
-def chain_for(params: GenParams | None, seed: int = 0xFFFFFFFF):
-    """A sampler chain with the same stages as the host Sampler's (greedy when params is None or
-    greedy). The caller owns it and frees it with llama_sampler_free after detaching it."""
-    c = C()
-    chain = c.llama_sampler_chain_init(c.llama_sampler_chain_default_params())
-    if params is None or params.greedy:
-        c.llama_sampler_chain_add(chain, c.llama_sampler_init_greedy())
-        return chain
-    if params.top_k > 0:
-        c.llama_sampler_chain_add(chain, c.llama_sampler_init_top_k(params.top_k))
-    if 0.0 < params.top_p < 1.0:
-        c.llama_sampler_chain_add(chain, c.llama_sampler_init_top_p(params.top_p, 1))
-    if 0.0 < params.min_p < 1.0:
-        c.llama_sampler_chain_add(chain, c.llama_sampler_init_min_p(params.min_p, 1))
-    c.llama_sampler_chain_add(chain, c.llama_sampler_init_temp(params.temperature))
-    c.llama_sampler_chain_add(chain, c.llama_sampler_init_dist(seed & 0xFFFFFFFF))
-    return chain
 
 
 class DeviceSampler:

@@ -10,28 +10,27 @@ All methods must run on one thread: llama contexts are not thread-safe.
 from __future__ import annotations
 
 import ctypes
-import re
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
 
 from atomicchat.engine import chat
-from atomicchat.engine import device_sampling
+from atomicchat.engine import device_info, device_sampling
 from atomicchat.engine.detok import Detokenizer
 from atomicchat.engine.draft_policy import DraftPolicy, FixedPolicy
-from atomicchat.engine.errors import ContextFullError, DecodeError, DraftMismatchError, EngineError
+from atomicchat.engine.draft_side import DraftSide
+from atomicchat.engine.errors import ContextFullError, DecodeError, EngineError, check_decode
 from atomicchat.engine.ext import load_ext
 from atomicchat.engine.lib import C, recent_log
 from atomicchat.engine.memory_check import check_memory
-from atomicchat.engine.model import Context, Model, _addr_fn, _ViewCache, default_threads
+from atomicchat.engine.model import Context, Model, default_threads
 from atomicchat.engine.sampling import Sampler
 from atomicchat.engine.types import EngineConfig, EngineInfo, Finished, GenParams, GenStats, Step
 from atomicchat.engine.validate import DraftInfo, TargetInfo, check_pair, inspect_draft, inspect_target
 
-_OFFLOAD_RE = re.compile(r"offloaded (\d+)/(\d+) layers to GPU")
 _MIN_CTX = 16
 
 
@@ -40,6 +39,39 @@ def _snapshot(stats: GenStats) -> GenStats:
     snap = object.__new__(GenStats)
     snap.__dict__.update(stats.__dict__)
     return snap
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """How one reply decodes: with the draft or not, its longest block, pinned or adaptive."""
+
+    use_draft: bool
+    n_max: int
+    pinned: bool
+    policy: DraftPolicy | FixedPolicy
+
+
+def _count_step(stats: GenStats, acc: list[int], n_drafted: int) -> None:
+    stats.n_steps += 1
+    if n_drafted:
+        stats.n_draft_steps += 1
+        stats.n_drafted += n_drafted
+        stats.n_accepted += len(acc) - 1
+
+
+def _make_step(detok: Detokenizer, emit: list[int], n_acc: int, n_drafted: int, stats: GenStats) -> Step:
+    """The Step for tokens `emit`, whose first n_acc (at most) came from accepted drafts."""
+    n_ok = min(n_acc, len(emit))
+    drafted_text = detok.feed(emit[:n_ok]) if n_ok else ""
+    return Step(
+        tokens=list(emit),
+        text=drafted_text + detok.feed(emit[n_ok:]),
+        from_draft=[True] * n_ok + [False] * (len(emit) - n_ok),
+        n_drafted=n_drafted,
+        n_accepted=n_acc if n_drafted else 0,
+        stats=_snapshot(stats),
+        draft_chars=len(drafted_text),
+    )
 
 
 def _common_prefix(a: list[int], b: list[int]) -> int:
@@ -52,48 +84,50 @@ def _common_prefix(a: list[int], b: list[int]) -> int:
 
 
 class Engine:
-    """Owns both llama contexts. Construct, then call `generate` from the same thread."""
+    """Owns both llama contexts. Construct, then call `generate` from the same thread.
+
+    `target` and `tctx` exist from a successful construction until `close()`; everything the draft
+    needs lives in `ds` (a DraftSide), which is None for a target-only engine."""
+
+    target: Model
+    tctx: Context
 
     def __init__(self, config: EngineConfig, progress: Callable[[str, float], None] | None = None) -> None:
         self.config = config
-        self.target: Model | None = None
-        self.draft: Model | None = None
-        self.tctx: Context | None = None
-        self.dctx: Context | None = None
+        self.draft: Model | None = None  # the draft's weights; its context is ds.ctx
+        self.ds: DraftSide | None = None
         self._kv_ref: tuple[list[int], int] = ([], 0)  # (seq, n): the target cache holds seq[:n]
-        self._dkv_len = 0  # leading positions of _kv that the draft cache also holds
-        self._draft_end = 0  # positions 0.._draft_end-1 have rows in the draft cache (some may be blank)
         self._ckpt_buf: ctypes.Array | None = None
-        self.layer_ids: list[int] = []  # target layers whose inputs the draft reads
         self._last_decode_pos = 0  # first position of the newest target decode (recurrent rollback bound)
         # Learned per loaded pair: verify/draft costs on this device, the draft's acceptance profile.
         self.policy: DraftPolicy | None = None
         self.policy_for_step: DraftPolicy | FixedPolicy = FixedPolicy(0)
         self.device_sampling = False
-        self.tsamp: device_sampling.DeviceSampler | None = None  # on-device chains, target and draft
-        self.dsamp: device_sampling.DeviceSampler | None = None
+        self.tsamp: device_sampling.DeviceSampler | None = None  # the target's on-device chain
         tinfo = inspect_target(config.target_path)
         dinfo = inspect_draft(config.draft_path) if config.draft_path else None
+        ext = None
         if dinfo is not None:
             check_pair(tinfo, dinfo)
-            self.ext = load_ext()  # fail before loading gigabytes of weights
+            ext = load_ext()  # fail before loading gigabytes of weights
         self.tinfo: TargetInfo = tinfo
         self.dinfo: DraftInfo | None = dinfo
         draft_max = max(1, min(config.draft_max or dinfo.block_size - 1, dinfo.block_size - 1)) if dinfo else 0
         check_memory(tinfo, dinfo, max(config.n_ctx, _MIN_CTX), draft_max)  # before llama.cpp allocates
         try:
-            self._load(progress)
+            self._load(progress, ext)
         except BaseException:
             self.close()
             raise
 
     # ------------------------------------------------------------------ loading
-    def _load(self, progress: Callable[[str, float], None] | None) -> None:
+    def _load(self, progress: Callable[[str, float], None] | None, ext: object | None) -> None:
         c = C()
         cfg = self.config
         step_cb = (lambda stage: (lambda v: (progress(stage, v), True)[1])) if progress else (lambda stage: None)
         self.target = Model(Path(cfg.target_path), cfg.n_gpu_layers, step_cb("target"))
-        offload_lines = [ln for ln in recent_log(40) if _OFFLOAD_RE.search(ln)]
+        device = device_info.describe(recent_log(40), bool(c.llama_supports_gpu_offload()), cfg.n_gpu_layers,
+                                      self.target.n_layer)
         if self.dinfo is not None:
             self.draft = Model(Path(cfg.draft_path), cfg.n_gpu_layers, step_cb("draft"))  # type: ignore[arg-type]
             self.block_size = self.dinfo.block_size
@@ -108,11 +142,7 @@ class Engine:
         if self.draft_max:
             self.draft_max = min(self.draft_max, n_ctx - 1)
         n_batch = min(max(cfg.n_batch, self.draft_max + 1, 1), n_ctx)
-        used_early = 0
-        if offload_lines:
-            m = _OFFLOAD_RE.search(offload_lines[-1])
-            used_early = int(m.group(1)) if m else 0
-        self.device_sampling = device_sampling.wanted(cfg.device_sampling, used_early)
+        self.device_sampling = device_sampling.wanted(cfg.device_sampling, device.gpu_layers_used)
         threads = cfg.n_threads or default_threads(self.tinfo.file_size)
         batch_threads = cfg.n_threads or max(threads, default_threads(self.tinfo.file_size))
 
@@ -133,29 +163,20 @@ class Engine:
         self.n_rs_seq = int(c.llama_n_rs_seq(self.tctx.ptr)) if self.target.is_hybrid else 0
 
         if self.draft is not None:
-            self._init_draft(threads, batch_threads)
+            self.ds = DraftSide(self.draft, self.tctx, ext, self.draft_max, threads, batch_threads,
+                                self.device_sampling)
             self.policy = DraftPolicy(self.draft_max)
         if self.device_sampling:
             self.tsamp = device_sampling.DeviceSampler(self.tctx.ptr)
-            if self.dctx is not None:
-                self.dsamp = device_sampling.DeviceSampler(self.dctx.ptr)
 
+        self._init_template_and_info(device, n_ctx)
+
+    def _init_template_and_info(self, device: device_info.DeviceInfo, n_ctx: int) -> None:
+        """Pick the chat template (a broken one is replaced now, not mid-reply) and build `info`."""
         gguf_template = self.tinfo.chat_template or self.target.chat_template()
         self.template = chat.pick_template(gguf_template, self.tinfo.arch)
         self.fallback_template = chat.fallback_template(self.tinfo.arch)
-        used = 0
-        if offload_lines:
-            m = _OFFLOAD_RE.search(offload_lines[-1])
-            used = int(m.group(1)) if m else 0
-        notes: list[str] = []
-        if not c.llama_supports_gpu_offload():
-            device = "CPU"
-            if cfg.n_gpu_layers != 0:
-                notes.append("This build of llama.cpp has no GPU backend, so everything runs on the CPU.")
-        elif cfg.n_gpu_layers == 0:
-            device = "CPU (GPU layers set to 0)"
-        else:
-            device = f"GPU ({used}/{self.target.n_layer + 1} layers)" if used else "CPU (no GPU layers were offloaded)"
+        notes = list(device.notes)
         if self.tinfo.context_length and n_ctx > self.tinfo.context_length:
             notes.append(f"Context {n_ctx} exceeds the model's trained {self.tinfo.context_length} tokens.")
         if not gguf_template:
@@ -171,70 +192,30 @@ class Engine:
             block_size=self.block_size,
             draft_max=self.draft_max,
             n_ctx=self.n_ctx,
-            device=device,
-            gpu_layers_used=used,
+            device=device.text,
+            gpu_layers_used=device.gpu_layers_used,
             has_chat_template=bool(gguf_template),
             looks_like_base_model=not gguf_template,
             is_hybrid=self.target.is_hybrid,
             n_vocab=self.n_vocab,
             notes=tuple(notes),
         )
-        if gguf_template:  # a template that cannot render a plain chat is replaced now, not mid-reply
+        if gguf_template:
             probe = [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]
             try:
                 self._with_template(chat.render, probe, None)
             except chat.TemplateError:
                 pass  # the template refused this probe; real conversations are judged when they come
 
-    def _init_draft(self, threads: int, batch_threads: int) -> None:
-        c = C()
-        assert self.draft is not None and self.tctx is not None and self.target is not None
-        if self.draft.n_vocab != self.target.n_vocab:
-            raise DraftMismatchError("The draft and target vocabularies differ in size.")
-        n = int(self.ext.model_target_layer_ids_n(self.draft.ptr))
-        ids = self.ext.model_target_layer_ids(self.draft.ptr)
-        self.layer_ids = [int(ids[i]) for i in range(n)]
-        for lid in self.layer_ids:  # before the first target decode, or acceptance drops to zero
-            self.ext.set_embeddings_layer_inp(self.tctx.ptr, lid, True)
-        dp = c.llama_context_default_params()
-        dp.n_ctx = self.tctx.n_ctx
-        dp.n_batch = self.tctx.n_batch
-        dp.n_ubatch = self.tctx.n_ubatch
-        dp.n_threads = threads
-        dp.n_threads_batch = batch_threads
-        dp.n_rs_seq = 0
-        dp.embeddings = False
-        dp.no_perf = True
-        if self.device_sampling:
-            dp.n_outputs_max_per_seq = self.tctx.n_batch
-        dp.ctx_other = self.tctx.ptr
-        self.dctx = Context(self.draft, dp, "draft")
-        causal = (self.draft.meta("dflash.attention.causal") or "false").lower() == "true"
-        c.llama_set_causal_attn(self.dctx.ptr, causal)
-        self.mask_token = int(c.llama_vocab_mask(self.draft.vocab))
-        if self.mask_token < 0:
-            raise DraftMismatchError(f"{self.draft.path.name} has no mask token; DFlash cannot draft with it.")
-        rope = int(c.llama_model_rope_type(self.draft.ptr))
-        self.n_pos_embd = 4 if rope in (c.LLAMA_ROPE_TYPE_MROPE, c.LLAMA_ROPE_TYPE_IMROPE) else 1
-        self.n_embd = self.target.n_embd
-        self._get_layer_inp = _addr_fn(self.ext.get_embeddings_layer_inp)
-        self._layer_caches = [(lid, _ViewCache(self.n_embd)) for lid in self.layer_ids]
-        self._mask_block = [self.mask_token] * (self.draft_max + 1)  # [id_last, mask x n_max], reused
-        if self.dctx.n_ubatch < self.draft_max + 1:
-            raise EngineError("internal: draft micro-batch is smaller than the draft block")
-
     # ------------------------------------------------------------------ prompts
     def tokenize(self, text: str, add_special: bool = True) -> list[int]:
-        assert self.target is not None
         return self.target.tokenize(text, add_special)
 
     def detokenize(self, tokens: list[int]) -> str:
-        assert self.target is not None
         d = Detokenizer(self.target.piece)
         return d.feed(tokens) + d.flush()
 
     def _template_kwargs(self, enable_thinking: bool | None) -> dict:
-        assert self.target is not None
         if enable_thinking is None and self.draft is not None:
             enable_thinking = False  # DFlash drafts are trained on non-thinking output
         bos = self.target.bos()
@@ -271,7 +252,6 @@ class Engine:
     def chat_prompt(self, messages: list[dict[str, str]], enable_thinking: bool | None = None) -> list[int]:
         """Prompt tokens: the template's markup with special-token parsing, message contents without,
         so text a user types ("<|im_start|>", "<start_of_turn>model") stays text."""
-        assert self.target is not None
         parts: list[tuple[str, bool]] = self._with_template(chat.render_parts, messages, enable_thinking)
         bos = self.target.bos()
         bos_text = self.target.token_text(bos) if bos >= 0 else ""
@@ -285,66 +265,15 @@ class Engine:
         return tokens
 
     # ------------------------------------------------------------------ low-level steps
-    def _check(self, rc: int, what: str) -> None:
-        if rc != 0:
-            hint = " (the context is full)" if rc == 1 else ""
-            raise DecodeError(f"llama.cpp failed while {what} (code {rc}){hint}.")
-
-    def _layer_views(self, n_rows: int) -> list[np.ndarray]:
-        """Target layer inputs of the last target decode, one (n_rows, E) view per draft layer id.
-        Views are cached per layer and reused while llama.cpp keeps the buffer where it was."""
-        assert self.tctx is not None
-        get, ptr, n = self._get_layer_inp, self.tctx.ptr, n_rows
-        return [cache.get(get(ptr, lid), n) for lid, cache in self._layer_caches]
-
     def _inject(self, n_rows: int, pos0: int) -> None:
-        """Feed the draft the target features of the last target decode's first n_rows tokens,
-        placed at positions pos0..: each layer's rows are copied straight into the draft's
-        embedding batch (one copy per layer, no per-row calls)."""
-        assert self.dctx is not None and self.tctx is not None
-        d, E = self.dctx, self.n_embd
-        if pos0 > self._draft_end:
-            self._fill_draft_gap(pos0)
-        rows = d.embd_rows(E * len(self._layer_caches))
-        self._draft_end = pos0 + n_rows
-        if n_rows == 1:  # the usual step (nothing accepted): one memmove per layer, no views
-            get, ptr, move, nb = self._get_layer_inp, self.tctx.ptr, ctypes.memmove, 4 * E
-            dst = d.embd_batch.embd_addr  # type: ignore[union-attr]
-            for k, (lid, _cache) in enumerate(self._layer_caches):
-                src = get(ptr, lid)
-                if not src:
-                    raise DecodeError("llama.cpp returned no target features for the draft.")
-                move(dst + k * nb, src, nb)
-            self._check(d.decode_embd(1, pos0, self.n_pos_embd), "feeding the draft")
-            return
-        views = self._layer_views(n_rows)
-        ub = d.n_ubatch  # non-causal draft: more rows than n_ubatch aborts the process
-        for s in range(0, n_rows, ub):
-            m = min(ub, n_rows - s)
-            for k, v in enumerate(views):
-                rows[:m, k * E : (k + 1) * E] = v[s : s + m]
-            self._check(d.decode_embd(m, pos0 + s, self.n_pos_embd), "feeding the draft")
-
-    def _fill_draft_gap(self, pos0: int) -> None:
-        """Blank rows for the positions plain steps did not feed the draft, up to pos0: llama.cpp
-        needs each sequence's positions to stay consecutive. A blank row has zero keys and values, so
-        it only dilutes the draft's attention a little; the target still decides every token."""
-        assert self.dctx is not None
-        d = self.dctx
-        rows = d.embd_rows(self.n_embd * len(self._layer_caches))
-        for s in range(self._draft_end, pos0, d.n_ubatch):
-            m = min(d.n_ubatch, pos0 - s)
-            rows[:m] = 0.0
-            self._check(d.decode_embd(m, s, self.n_pos_embd), "feeding the draft")
-        self._draft_end = pos0
+        assert self.ds is not None  # only DFlash paths feed the draft
+        self.ds.inject(self.tctx, n_rows, pos0)
 
     def _decode_target(self, tokens: list[int], pos0: int, outputs: str) -> None:
-        assert self.tctx is not None
         self._last_decode_pos = pos0
-        self._check(self.tctx.decode_tokens(tokens, pos0, outputs), "evaluating the model")
+        check_decode(self.tctx.decode_tokens(tokens, pos0, outputs), "evaluating the model")
 
     def _prefill(self, tokens: list[int], start: int, inject: bool) -> None:
-        assert self.tctx is not None
         nb = self.tctx.n_batch
         for s in range(start, len(tokens), nb):
             chunk = tokens[s : s + nb]
@@ -353,26 +282,21 @@ class Engine:
                 self._inject(len(chunk), s)
 
     def _prepare_cache(self, prompt: list[int], use_draft: bool) -> int:
-        """Keep the longest reusable prefix of both caches; return how many prompt tokens are cached."""
-        assert self.tctx is not None
-        kv = self._kv
+        """Keep the longest reusable prefix of both caches; return how many prompt tokens are cached.
+
+        Both caches are trimmed to exactly what `_kv` says, every time (a trim with nothing to drop
+        costs nothing), and any refusal empties that cache rather than leaving it unknown."""
+        kv, ds = self._kv, self.ds
         common = min(_common_prefix(kv, prompt), len(prompt) - 1)
-        if use_draft:
-            common = min(common, self._dkv_len)
-        if common < len(kv) and not self._can_trim(common):
+        if use_draft and ds is not None:
+            common = min(common, ds.kv_len)
+        if not self._can_trim(common):
             self._reset_cache()  # recurrent state cannot roll back that far
             return 0
         self._kv = kv[:common]
-        if self.dctx is not None and self._dkv_len > common:
-            if self.dctx.seq_rm(common):
-                self._dkv_len = common
-                self._draft_end = min(self._draft_end, common)
-            else:
-                self.dctx.clear_memory()
-                self._dkv_len = self._draft_end = 0
-                if use_draft:
-                    self._reset_cache()
-                    return 0
+        if ds is not None and not ds.trim(common) and use_draft:
+            self._reset_cache()  # the draft lost its features: both start over
+            return 0
         return common
 
     def _can_trim(self, p0: int) -> bool:
@@ -380,23 +304,24 @@ class Engine:
         last decode only: llama.cpp's seq_rm says yes to any rollback up to n_rs_seq tokens, but one
         that reaches back past the last decode restores a state from the wrong step (seen: a reply
         regenerated after four single-token steps came out different). So refuse those here."""
-        assert self.tctx is not None and self.target is not None
+        if p0 >= len(self._kv):
+            return self.tctx.seq_rm(p0)  # nothing of the conversation is dropped
         if self.target.is_hybrid and p0 <= self._last_decode_pos:
             return False
         return self.tctx.seq_rm(p0)
 
     def _reset_cache(self) -> None:
-        if self.tctx is not None:
+        """Empty both caches; what `_kv` and the draft side say follows."""
+        if getattr(self, "tctx", None) is not None:
             self.tctx.clear_memory()
-        if self.dctx is not None:
-            self.dctx.clear_memory()
+        if self.ds is not None:
+            self.ds.clear()
         self._kv = []
-        self._dkv_len = self._draft_end = 0
+        self._last_decode_pos = 0
 
     def _save_checkpoint(self) -> int:
         c = C()
         flags = c.LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY
-        assert self.tctx is not None
         size = int(c.llama_state_seq_get_size_ext(self.tctx.ptr, 0, flags))
         if self._ckpt_buf is None or len(self._ckpt_buf) < size:
             self._ckpt_buf = (ctypes.c_uint8 * size)()
@@ -407,13 +332,12 @@ class Engine:
 
     def _restore_checkpoint(self, n: int) -> None:
         c = C()
-        assert self.tctx is not None and self._ckpt_buf is not None
+        assert self._ckpt_buf is not None  # saved by _save_checkpoint in this step
         flags = c.LLAMA_STATE_SEQ_FLAGS_PARTIAL_ONLY
         if int(c.llama_state_seq_set_data_ext(self.tctx.ptr, self._ckpt_buf, n, 0, flags)) == 0:
             raise DecodeError("Could not restore the recurrent state after a rejected draft.")
 
     def _plain_step(self, id_last: int, pos: int, sampler: Sampler, inject: bool) -> list[int]:
-        assert self.tctx is not None
         self._decode_target([id_last], pos, "all")
         if self.tsamp is not None:
             tok = self.tsamp.token(0)
@@ -426,32 +350,13 @@ class Engine:
         return [tok]
 
     def _draft_block(self, id_last: int, pos: int, n_max: int, n_use: int) -> list[int]:
-        """Draft in one forward pass of the draft over [id_last, mask x n_max]; keep the first n_use.
-
-        The full block is always decoded (fixed shapes, the trained layout), then truncated."""
-        assert self.dctx is not None
-        d = self.dctx
-        if self._draft_end < pos:
-            self._fill_draft_gap(pos)
-        block = self._mask_block[: n_max + 1]
-        block[0] = id_last
-        if self.dsamp is not None:  # sampled in the graph; rows past n_use are not outputs
-            # a prefix of rows: the dflash graph outputs its first n_outputs rows whatever the mask
-            self._check(d.decode_tokens(block, pos, range(0, n_use + 1)), "drafting")
-            drafts = [self.dsamp.token(j) for j in range(1, n_use + 1)]
-        else:
-            self._check(d.decode_tokens(block, pos, "all"), "drafting")  # every row output, or logits shift
-            drafts = d.logits(n_use + 1, self.n_vocab)[1:].argmax(axis=1).tolist()
-        if not d.seq_rm(pos):  # the noise block wrote K/V that must not stay
-            raise DecodeError("Could not clear the draft block from the draft cache.")
-        self._draft_end = pos
-        return drafts
+        assert self.ds is not None  # only DFlash steps draft
+        return self.ds.draft_block(id_last, pos, n_max, n_use)
 
     def _dflash_step(
         self, id_last: int, pos: int, n_max: int, n_use: int, sampler: Sampler, stats: GenStats
     ) -> tuple[list[int], int]:
         """One draft + verify + rollback step. Returns (accepted prefix + target token, n drafted)."""
-        assert self.tctx is not None and self.target is not None
         t0 = time.perf_counter()
         drafts = self._draft_block(id_last, pos, n_max, n_use)
         n = len(drafts)
@@ -508,7 +413,65 @@ class Engine:
         should_stop: Callable[[], bool] | None = None,
     ) -> Iterator[Step | Finished]:
         """Yield a Step per decode step, then one Finished. Safe to abandon between steps."""
-        assert self.tctx is not None and self.target is not None
+        self._check_prompt(prompt)
+        plan = self._plan(params)
+        self.policy_for_step = plan.policy
+        stats = GenStats(n_prompt=len(prompt))
+        sampler = Sampler(params, self.n_vocab)
+        if self.tsamp is not None and not params.greedy:
+            self.tsamp.use(params, sampler.seed)  # the same chain and seed, run in the graph
+        detok = Detokenizer(self.target.piece)
+        seq = list(prompt)  # prompt + every sampled token
+        out: list[int] = []
+        stop = should_stop or (lambda: False)
+        try:
+            t0 = time.perf_counter()
+            cached = self._prepare_cache(prompt, plan.use_draft)
+            stats.n_prompt_cached = cached
+            self._prefill(prompt, cached, inject=plan.use_draft)
+            first = self._first_token(sampler)
+            pos = len(prompt)
+            self._commit(seq, pos, plan.use_draft)
+            stats.prefill_seconds = time.perf_counter() - t0
+            t_gen = time.perf_counter()
+            acc, n_drafted = [first], 0
+            while True:
+                _count_step(stats, acc, n_drafted)
+                seq.extend(acc)
+                emit, reason = (acc[:-1], "eos") if self.target.is_eog(acc[-1]) else (acc, None)
+                out.extend(emit)
+                stats.n_generated = len(out)
+                stats.generate_seconds = time.perf_counter() - t_gen
+                if reason is None and len(out) >= params.max_tokens:
+                    reason = "length"
+                if reason is None and pos + 1 >= self.n_ctx:  # prompt + output fill the context
+                    reason = "context"
+                self._commit(seq, pos, plan.use_draft)
+                yield _make_step(detok, emit, len(acc) - 1, n_drafted, stats)
+                if reason is None and stop():
+                    reason = "cancelled"
+                if reason is not None:
+                    break
+                acc, n_drafted = self._step(plan, seq[-1], pos, params.max_tokens - len(out), sampler, stats)
+                pos += len(acc)
+            tail = detok.flush()
+            if tail:
+                yield Step(tokens=[], text=tail, from_draft=[], n_drafted=0, n_accepted=0, stats=stats)
+            yield Finished(reason=reason, stats=replace(stats), tokens=out, text=self.detokenize(out))
+        except GeneratorExit:
+            raise  # abandoned at a yield: the caches were committed just before it
+        except BaseException:
+            self._reset_cache()  # failed mid-step (llama.cpp, the sampler, a callback, Ctrl-C)
+            raise
+        finally:
+            sampler.close()
+            if self.tsamp is not None and not params.greedy:
+                self.tsamp.use(None)
+
+    def _check_prompt(self, prompt: list[int]) -> None:
+        """Refuse, with a sentence, what llama.cpp would fail or assert on."""
+        if "tctx" not in self.__dict__:
+            raise EngineError("The model was unloaded; load it again to continue.")
         if not prompt:
             raise EngineError("The prompt is empty.")
         if len(prompt) >= self.n_ctx:
@@ -520,102 +483,47 @@ class Engine:
         bad = [t for t in prompt if not 0 <= t < self.n_vocab]
         if bad:
             raise EngineError(f"Token id {bad[0]} is outside the model's vocabulary of {self.n_vocab}.")
-        use_draft = bool(params.use_draft and self.dctx is not None)
+
+    def _plan(self, params: GenParams) -> _Plan:
+        use_draft = bool(params.use_draft and self.ds is not None)
         n_max = min(params.draft_max or self.draft_max, self.draft_max) if use_draft else 0
         pinned = bool(params.draft_max or self.config.draft_max) or self.policy is None
-        policy = FixedPolicy(n_max) if pinned or not use_draft else self.policy
-        self.policy_for_step = policy
-        stats = GenStats(n_prompt=len(prompt))
-        sampler = Sampler(params, self.n_vocab)
-        if self.tsamp is not None and not params.greedy:
-            self.tsamp.use(params, sampler.seed)  # the same chain and seed, run in the graph
-        detok = Detokenizer(self.target.piece)
-        seq = list(prompt)  # prompt + every sampled token
-        out: list[int] = []
-        stop = should_stop or (lambda: False)
-        try:
-            t0 = time.perf_counter()
-            cached = self._prepare_cache(prompt, use_draft)
-            stats.n_prompt_cached = cached
-            self._prefill(prompt, cached, inject=use_draft)
-            if self.tsamp is not None:
-                first = self.tsamp.token(-1)
-            else:
-                row = self.tctx.logits_last(self.n_vocab) if sampler.greedy else None
-                first = sampler.sample_row(self.tctx.ptr, -1, row)
-            pos = len(prompt)
-            self._commit(seq, pos, use_draft)
-            stats.prefill_seconds = time.perf_counter() - t0
-            t_gen = time.perf_counter()
-            acc, n_drafted = [first], 0
-            while True:
-                stats.n_steps += 1
-                if n_drafted:
-                    stats.n_draft_steps += 1
-                    stats.n_drafted += n_drafted
-                    stats.n_accepted += len(acc) - 1
-                seq.extend(acc)
-                reason = None
-                emit = acc
-                if self.target.is_eog(acc[-1]):
-                    emit, reason = acc[:-1], "eos"
-                out.extend(emit)
-                stats.n_generated = len(out)
-                stats.generate_seconds = time.perf_counter() - t_gen
-                if reason is None and len(out) >= params.max_tokens:
-                    reason = "length"
-                if reason is None and pos + 1 >= self.n_ctx:  # prompt + output fill the context
-                    reason = "context"
-                self._commit(seq, pos, use_draft)
-                n_ok = min(len(acc) - 1, len(emit))  # accepted draft tokens come first
-                drafted_text = detok.feed(emit[:n_ok]) if n_ok else ""
-                yield Step(
-                    tokens=list(emit),
-                    text=drafted_text + detok.feed(emit[n_ok:]),
-                    from_draft=[True] * n_ok + [False] * (len(emit) - n_ok),
-                    n_drafted=n_drafted,
-                    n_accepted=len(acc) - 1 if n_drafted else 0,
-                    stats=_snapshot(stats),
-                    draft_chars=len(drafted_text),
-                )
-                if reason is None and stop():
-                    reason = "cancelled"
-                if reason is not None:
-                    break
-                id_last = seq[-1]
-                remaining = params.max_tokens - len(out)
-                limit = min(n_max, remaining - 1, self.n_ctx - pos - 2) if use_draft else 0
-                n_use = policy.choose(limit) if limit >= 1 else 0
-                block = n_max if pinned else n_use  # a pinned length keeps its trained block
-                if n_use >= 1 and pos + block < self.n_ctx:
-                    acc, n_drafted = self._dflash_step(id_last, pos, block, n_use, sampler, stats)
-                else:
-                    t1 = time.perf_counter()
-                    feed = use_draft and policy.needs_features()  # long plain runs skip feeding the draft
-                    acc, n_drafted = self._plain_step(id_last, pos, sampler, inject=feed), 0
-                    dt = time.perf_counter() - t1
-                    stats.verify_seconds += dt
-                    if use_draft:
-                        policy.record(0, 0, 0.0, dt, fed=feed)
-                pos += len(acc)
-            tail = detok.flush()
-            if tail:
-                yield Step(tokens=[], text=tail, from_draft=[], n_drafted=0, n_accepted=0, stats=stats)
-            yield Finished(reason=reason, stats=replace(stats), tokens=out, text=self.detokenize(out))
-        except EngineError:
-            self._reset_cache()
-            raise
-        finally:
-            sampler.close()
-            if self.tsamp is not None and not params.greedy:
-                self.tsamp.use(None)
+        policy = FixedPolicy(n_max) if pinned or not use_draft or self.policy is None else self.policy
+        return _Plan(use_draft, n_max, pinned, policy)
+
+    def _first_token(self, sampler: Sampler) -> int:
+        """The token after the prompt, from the prefill's last row."""
+        if self.tsamp is not None:
+            return self.tsamp.token(-1)
+        row = self.tctx.logits_last(self.n_vocab) if sampler.greedy else None
+        return sampler.sample_row(self.tctx.ptr, -1, row)
+
+    def _step(
+        self, plan: _Plan, id_last: int, pos: int, remaining: int, sampler: Sampler, stats: GenStats
+    ) -> tuple[list[int], int]:
+        """One decode step after id_last at pos: a DFlash step of the length the policy picks, or a
+        plain one. Returns (new tokens, n drafted)."""
+        policy = plan.policy
+        limit = min(plan.n_max, remaining - 1, self.n_ctx - pos - 2) if plan.use_draft else 0
+        n_use = policy.choose(limit) if limit >= 1 else 0
+        block = plan.n_max if plan.pinned else n_use  # a pinned length keeps its trained block
+        if n_use >= 1 and pos + block < self.n_ctx:
+            return self._dflash_step(id_last, pos, block, n_use, sampler, stats)
+        t1 = time.perf_counter()
+        feed = plan.use_draft and policy.needs_features()  # long plain runs skip feeding the draft
+        acc = self._plain_step(id_last, pos, sampler, inject=feed)
+        dt = time.perf_counter() - t1
+        stats.verify_seconds += dt
+        if plan.use_draft:
+            policy.record(0, 0, 0.0, dt, fed=feed)
+        return acc, 0
 
     def _commit(self, seq: list[int], pos: int, use_draft: bool) -> None:
         """Record what the caches hold: every token before position `pos`. `seq` only ever grows
         at its end, so keeping (seq, pos) is enough; the copy is made when `_kv` is read."""
         self._kv_ref = (seq, pos)
-        if use_draft:
-            self._dkv_len = pos
+        if use_draft and self.ds is not None:
+            self.ds.kv_len = pos
 
     @property
     def _kv(self) -> list[int]:
@@ -633,11 +541,15 @@ class Engine:
 
     # ------------------------------------------------------------------ teardown
     def close(self) -> None:
-        """Free in the order llama.cpp needs: draft context, target context, then the models."""
-        for attr in ("dsamp", "tsamp", "dctx", "tctx", "draft", "target"):
-            obj = getattr(self, attr, None)
+        """Free in the order llama.cpp needs: draft context, target context, then the models.
+        Afterwards the engine has no `target`/`tctx`; `generate` says it is closed."""
+        for attr in ("ds", "tsamp", "tctx", "draft", "target"):
+            obj = self.__dict__.get(attr)
             if obj is not None:
                 obj.close()
+            if attr in ("tctx", "target"):
+                self.__dict__.pop(attr, None)
+            else:
                 setattr(self, attr, None)
 
     def __enter__(self) -> Engine:

@@ -33,3 +33,10 @@ class ContextFullError(EngineError):
 
 class DecodeError(EngineError):
     """llama.cpp failed while evaluating a batch."""
+
+
+def check_decode(rc: int, what: str) -> None:
+    """Raise a DecodeError for a non-zero llama_decode result; `what` completes "failed while …"."""
+    if rc != 0:
+        hint = " (the context is full)" if rc == 1 else ""
+        raise DecodeError(f"llama.cpp failed while {what} (code {rc}){hint}.")

@@ -269,7 +269,7 @@ class Batch:
         self.struct.n_tokens = n
 
 
-def _addr_fn(fn: Any) -> Any:
+def addr_fn(fn: Any) -> Any:
     """A second binding of a ctypes function that returns the raw address (int) instead of a
     POINTER object, so a cached numpy view can be reused while the address stays the same."""
     lib = C()._lib
@@ -279,7 +279,7 @@ def _addr_fn(fn: Any) -> Any:
     return f
 
 
-class _ViewCache:
+class ViewCache:
     """numpy (rows, width) float32 views over a C buffer, rebuilt only when its address changes or
     more rows are needed than the cached view has."""
 
@@ -325,8 +325,8 @@ class Context:
         self.embd_batch: Batch | None = None
         self._decode = c.llama_decode
         self._seq_rm = c.llama_memory_seq_rm
-        self._logits_addr = _addr_fn(c.llama_get_logits)
-        self._logits = _ViewCache(model.n_vocab)
+        self._logits_addr = addr_fn(c.llama_get_logits)
+        self._logits = ViewCache(model.n_vocab)
 
     # --- decoding -------------------------------------------------------------------------------
     def decode_tokens(self, tokens: Any, pos0: int, outputs: str | range) -> int:
@@ -353,7 +353,7 @@ class Context:
     def logits(self, n_rows: int, n_vocab: int) -> np.ndarray:
         """Zero-copy view of the first n_rows output rows (valid until the next decode)."""
         if n_vocab != self._logits.width:
-            self._logits = _ViewCache(n_vocab)
+            self._logits = ViewCache(n_vocab)
         return self._logits.get(self._logits_addr(self.ptr), n_rows)
 
     def logits_last(self, n_vocab: int) -> np.ndarray:

@@ -11,6 +11,7 @@ import random
 import numpy as np
 
 from atomicchat.engine.lib import C
+from atomicchat.engine.sampler_chain import chain_for
 from atomicchat.engine.types import GenParams
 
 
@@ -20,18 +21,8 @@ class Sampler:
         self.n_vocab = n_vocab
         self.chain = None
         self.seed = params.seed if params.seed is not None else random.getrandbits(32)
-        if not self.greedy:
-            c = C()
-            chain = c.llama_sampler_chain_init(c.llama_sampler_chain_default_params())
-            if params.top_k > 0:
-                c.llama_sampler_chain_add(chain, c.llama_sampler_init_top_k(params.top_k))
-            if 0.0 < params.top_p < 1.0:
-                c.llama_sampler_chain_add(chain, c.llama_sampler_init_top_p(params.top_p, 1))
-            if 0.0 < params.min_p < 1.0:
-                c.llama_sampler_chain_add(chain, c.llama_sampler_init_min_p(params.min_p, 1))
-            c.llama_sampler_chain_add(chain, c.llama_sampler_init_temp(params.temperature))
-            c.llama_sampler_chain_add(chain, c.llama_sampler_init_dist(self.seed & 0xFFFFFFFF))
-            self.chain = chain
+        if not self.greedy:  # the same chain the device path attaches to a context
+            self.chain = chain_for(params, self.seed)
 
     def sample_row(self, ctx_ptr, idx: int, logits_row: np.ndarray | None) -> int:
         """Sample output row `idx` of the last decode; greedy uses the given logits view."""

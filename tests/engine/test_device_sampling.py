@@ -19,7 +19,7 @@ def test_device_tokens_equal_host_tokens_at_every_length(pair):
     with engine(pair.target) as base:
         ref, _, _ = run(base, PROMPT, max_tokens=48)
     with engine(pair.target, pair.draft, device_sampling=True) as dev:
-        assert dev.device_sampling and dev.tsamp is not None and dev.dsamp is not None
+        assert dev.device_sampling and dev.tsamp is not None and dev.ds is not None and dev.ds.samp is not None
         for n_max in (1, 4, 15, None):  # None: the adaptive policy's own choices
             dev.reset()
             got, fin, _ = run(dev, PROMPT, max_tokens=48, draft_max=n_max)
