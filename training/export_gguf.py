@@ -149,13 +149,15 @@ def load_gguf_weights(model: torch.nn.Module, path: Path, names: dict[str, str],
 def load_target_gguf(path: Path, embd_only: bool = False):
     """A `Target` mirror of a llama-arch GGUF (config from its metadata, weights dequantized from any
     type gguf.quants knows: Q4_1, Q8_0, F16, ...). embd_only: just (config, token_embd [V, E] fp32),
-    which is all the draft trainer needs (the tied head is the embedding)."""
+    which is all the draft trainer needs (the tied head is the embedding), plus the target's final
+    norm weight [E] (a good start for the draft's own output_norm, which feeds the same head)."""
     c = TargetConfig.from_gguf(path)
     if embd_only:
         r = gguf.GGUFReader(str(path))
-        t = next(t for t in r.tensors if t.name == "token_embd.weight")
-        a = gguf.quants.dequantize(t.data, t.tensor_type).astype(np.float32).reshape(c.vocab, c.n_embd)
-        return c, torch.from_numpy(a)
+        t = {t.name: t for t in r.tensors}
+        a = gguf.quants.dequantize(t["token_embd.weight"].data, t["token_embd.weight"].tensor_type)
+        n = np.asarray(t["output_norm.weight"].data, np.float32).reshape(c.n_embd)
+        return c, torch.from_numpy(a.astype(np.float32).reshape(c.vocab, c.n_embd)), torch.from_numpy(n.copy())
     m = Target(c)
     load_gguf_weights(m, path, target_names(c), strict=True)
     return m.eval()

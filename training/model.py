@@ -297,4 +297,6 @@ class Draft(nn.Module):
         for blk in self.layers:
             ck, cv = blk.ctx_kv(g, ccos, csin)
             x = blk(x, bcos, bsin, ck, cv, mask)
+        if head_weight is None:  # the normed hidden state (the trainer applies the head to labelled rows only)
+            return self.output_norm(x)
         return F.linear(self.output_norm(x), head_weight)

@@ -77,9 +77,15 @@ class Blocks:
         return t(ctx), t(btok), t(bpos), t(lab), t(np.ascontiguousarray(mask))
 
 
-def run(draft: Draft, embd: torch.Tensor, ctx, btok, bpos, lab, mask):
+def run(draft: Draft, embd: torch.Tensor, ctx, btok, bpos, lab, mask, labelled_only: bool = False):
+    """Logits [S, K*B, V]; labelled_only: (logits [n, V], labels [n]) of the rows with a label only
+    (the anchor rows and rows past the end skip the 49k-wide head, most of the step's cost)."""
     g = draft.encode(ctx)
-    return draft(F.embedding(btok, embd), bpos, g, torch.arange(ctx.shape[1]), mask, embd)
+    if not labelled_only:
+        return draft(F.embedding(btok, embd), bpos, g, torch.arange(ctx.shape[1]), mask, embd)
+    h = draft(F.embedding(btok, embd), bpos, g, torch.arange(ctx.shape[1]), mask, None)
+    sel = lab.reshape(-1) != -100
+    return F.linear(h.reshape(-1, h.shape[-1])[sel], embd), sel
 
 
 def tau_of(logits: torch.Tensor, lab: torch.Tensor, B: int) -> tuple[float, np.ndarray]:
@@ -116,8 +122,9 @@ def main() -> None:
     torch.manual_seed(0)
     rng = np.random.default_rng(0)
 
+    out_norm = None
     if a.target_gguf:
-        tc, embd = load_target_gguf(a.target_gguf, embd_only=True)
+        tc, embd, out_norm = load_target_gguf(a.target_gguf, embd_only=True)
     else:
         target = load_ckpt(a.work / "target.pt")
         embd = target.tok_embd.weight.detach().clone()
@@ -133,6 +140,9 @@ def main() -> None:
                       head_dim=tc.head_dim, n_ff=a.n_ff, target_layers=tuple(train.lids), block_size=a.block,
                       mask_token_id=a.mask_id, ctx=tc.ctx, rope_base=tc.rope_base, eps=tc.eps)
     draft = Draft(cfg)
+    if out_norm is not None:  # a real target's embedding rows are long: start with logits of std ~1
+        with torch.no_grad():
+            draft.output_norm.weight.fill_(1.0 / float(embd.std() * math.sqrt(embd.shape[1])))
     opt = torch.optim.AdamW(draft.parameters(), lr=a.lr, betas=(0.9, 0.95), weight_decay=0.01)
     step, spent = 0, 0.0
     ck_path = a.work / "draft.pt"
@@ -180,8 +190,10 @@ def main() -> None:
             gr["lr"] = lr
         ctx, btok, bpos, lab, mask = train.batch(a.seqs)
         with torch.autocast("cpu", dtype=torch.bfloat16):
-            lg = run(draft, embd, ctx, btok, bpos, lab, mask)
-        loss = loss_of(lg, lab)
+            lg, sel = run(draft, embd, ctx, btok, bpos, lab, mask, labelled_only=True)
+        ce = F.cross_entropy(lg.float(), lab.reshape(-1)[sel], reduction="none")
+        wr = w.repeat(lab.numel() // B)[sel]
+        loss = (ce * wr).sum() / wr.sum().clamp(min=1e-6)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(draft.parameters(), 1.0)
