@@ -202,10 +202,16 @@ def bench_case(case: Case, a: argparse.Namespace, server_bin: Path | None) -> di
                     ud, dm = spec_of[name]
                     tallies[name].add(run(spec if ud else base, prompt, a.max_tokens, ud, dm))
         ref = tallies["target-only"].outputs
+        differs: dict[str, str] = {}
         for name, t in tallies.items():
-            if t.outputs != ref:
-                bad = next(i for i, (x, y) in enumerate(zip(t.outputs, ref)) if x != y)
-                raise SystemExit(f"adaptive_bench: {case.name} {name}: tokens differ from target-only at run {bad}")
+            where = first_difference(t.outputs, ref)
+            if where is None:
+                continue
+            msg = f"{case.name} {name}: tokens differ from target-only at {where}"
+            if name not in servers:  # our engine must be exact; llama-server is reported, not trusted
+                raise SystemExit(f"adaptive_bench: {msg}")
+            print(f"adaptive_bench: note: {msg}", file=sys.stderr, flush=True)
+            differs[name] = where
         if tallies["target-only"].tokens == 0:
             raise SystemExit(f"adaptive_bench: {case.name}: nothing was generated")
         pol = spec.policy
@@ -219,12 +225,22 @@ def bench_case(case: Case, a: argparse.Namespace, server_bin: Path | None) -> di
             "policy_verify_ms": {k: round(v * 1e3, 3) for k, v in sorted(pol.verify.values.items())} if pol else {},
             "policy_draft_ms": {k: round(v * 1e3, 3) for k, v in sorted(pol.draft.values.items())} if pol else {},
             "policy_p": [round(x, 3) for x in pol.profile.p()[1:]] if pol else [],
+            "server_differs": differs,
         }
     finally:
         for s in servers.values():
             s.close()
         spec.close()
         base.close()
+
+
+def first_difference(outputs: list[list[int]], ref: list[list[int]]) -> str | None:
+    """Where `outputs` first departs from `ref` ("run r, token i"), or None when identical."""
+    for r, (got, want) in enumerate(zip(outputs, ref)):
+        if got != want:
+            i = next((j for j, (x, y) in enumerate(zip(got, want)) if x != y), min(len(got), len(want)))
+            return f"run {r}, token {i}"
+    return None if len(outputs) == len(ref) else f"run {min(len(outputs), len(ref))} (missing)"
 
 
 def table(results: list[dict[str, Any]], load: tuple[float, float, float]) -> str:
@@ -241,7 +257,9 @@ def table(results: list[dict[str, Any]], load: tuple[float, float, float]) -> st
         steps = max(ad["steps"], 1)
         mean_k = ad["drafted"] / ad["draft_steps"] if ad["draft_steps"] else 0.0
         plain = 100.0 * (steps - ad["draft_steps"]) / steps
-        srv = [f"k{n.split()[1]} {v['tps']:.0f}" for n, v in c.items() if n.startswith("server")]
+        differs = r.get("server_differs", {})
+        srv = [f"k{n.split()[1]} {v['tps']:.0f}{'≠' if n in differs else ''}" for n, v in c.items()
+               if n.startswith("server")]
         lines.append(
             f"{r['case']:<22} {base:>11.1f} {fixed[best_name]['tps']:>7.1f} ({best_name:>7}) "
             f"{ad['tps']:>7.1f} ({ad['tps'] / base:.2f}x) {mean_k:>6.2f} {plain:>5.0f}% {ad['tps'] / best:>7.3f} "
@@ -252,6 +270,8 @@ def table(results: list[dict[str, Any]], load: tuple[float, float, float]) -> st
     for r in results:
         cells = ", ".join(f"{n} {v['tps']:.0f}" for n, v in r["configs"].items())
         lines.append(f"  {r['case']}: {cells}")
+        for n, where in r.get("server_differs", {}).items():
+            lines.append(f"    ≠ {n}: its tokens differ from target-only at {where}")
     return "\n".join(lines)
 
 
@@ -284,6 +304,7 @@ def main(argv: list[str] | None = None) -> int:
     for case in cases(names, a.cache):
         print(f"[{case.name}] ...", file=sys.stderr, flush=True)
         results.append(bench_case(case, a, server_bin))
+        print(table(results[-1:], load).splitlines()[2], file=sys.stderr, flush=True)  # this case's row now
     if not results:
         print("adaptive_bench: no case ran", file=sys.stderr)
         return 1
