@@ -317,6 +317,10 @@ def server_command(
         "-t", str(threads), "-tb", str(threads),
         "-np", "1", "-ngl", "0", "--no-webui",
     ]  # fmt: skip
+    from atomicchat.engine.model import use_extra_buffers
+
+    if not use_extra_buffers():  # as the engine: llama.cpp's AMX repacking segfaults here on Q4/Q8
+        cmd.append("--no-repack")
     if draft is not None:
         cmd += [
             "-md", str(draft), "--spec-type", "draft-dflash", "--spec-draft-n-max", str(n_max),

@@ -151,6 +151,9 @@ class DraftPolicy:
     _start_k: int = 1
     _best_key: tuple = ()
     _sweep: list[int] | None = None
+    _swept: int = 1  # the longest size the sweep has priced
+    _fast_plain: int = 0  # plain steps left that need no decision (unfed, before the next warm-up)
+    _bare_seen: int = 0
     _best_k: int = 0
 
     def __post_init__(self) -> None:
@@ -192,6 +195,11 @@ class DraftPolicy:
     # ------------------------------------------------------------------ decisions
     def choose(self, limit: int) -> int:
         """How many tokens to draft now, at most `limit` (which may be 0: then a plain step)."""
+        if self._fast_plain > 0 and limit > 0:  # deep in a plain run: nothing to weigh until the probe
+            self._fast_plain -= 1
+            self._plain_run += 1
+            self._decisions += 1
+            return 0
         limit = min(limit, self.k_max)
         if limit <= 0:
             return 0
@@ -207,7 +215,9 @@ class DraftPolicy:
             if self._plain_run >= self._probe_gap:  # cheap probe: the best draft the model knows
                 self._probing = True
                 return self._pick(max(1, min(limit, self._best_draft(limit))))
-            self._deep_plain = self._probe_gap - self._plain_run > self.warm
+            ahead = self._probe_gap - self._plain_run - self.warm  # unfed plain steps before the warm-up
+            self._deep_plain = ahead > 0
+            self._fast_plain = max(0, ahead - 1)
             return self._pick(0)
         self._plain_run = 0
         self._probe_gap = self.probe_first
@@ -221,26 +231,30 @@ class DraftPolicy:
         return self._pick(k)
 
     def _sweep_next(self, limit: int) -> int | None:
-        """Once per loaded model, price a few sizes before trusting the table: the longest draft, a
-        plain step, then halves down to 1, each twice (a size's first call also builds its graph
-        and is dropped). Interpolating from the longest draft alone misprices short drafts on
-        compute-bound quants, where they are the only ones that pay. A draft whose longest blocks
-        were never accepted at all skips the rest: no shorter draft can then beat a plain step."""
+        """Once per loaded model, price a few sizes before trusting the table: 1 and a plain step,
+        then doubling lengths up to k_max, each twice (a size's first call also builds its graph
+        and is dropped). Short drafts are priced by measurement, not interpolated from the longest
+        (on compute-bound quants they are the only ones that pay). A longer size is tried only when
+        drafts of the previous size were sometimes accepted whole: a draft that is never accepted
+        then costs two steps of one token, not three of k_max."""
         if self._sweep is None:
-            sizes = [self.k_max, 0]
-            k = self.k_max // 2
-            while k >= 1:
+            sizes, k = [1, 0], 2
+            while k < self.k_max:
                 sizes.append(k)
-                k = 2 if k > 2 and k // 2 < 2 else k // 2
+                k *= 2
+            sizes.append(self.k_max)
             self._sweep = list(dict.fromkeys(sizes))
+            self._swept = 1
         while self._sweep:
             k = self._sweep[0]
             done = self.verify.count(1) >= 2 if k == 0 else self.draft.count(k) >= 2
-            if k > 0 and self.draft.count(self.k_max) >= 2 and self.profile.success[1] == 0:
-                done = True  # nothing accepted yet: the sweep cannot find a length that pays
+            if k > 1 and self.profile.success[self._swept] == 0:
+                self._sweep = []  # the last length was never accepted whole: longer ones cannot pay
+                return None
             if not done:
                 return min(k, limit)
             self._sweep.pop(0)
+            self._swept = max(self._swept, k)
         return None
 
     def _best_draft(self, limit: int) -> int:
@@ -262,7 +276,9 @@ class DraftPolicy:
     ) -> None:
         """What the step of k drafted tokens did: accepted count and its two costs."""
         if k == 0 and not fed:
-            self.bare.observe(1, verify_seconds)
+            self._bare_seen += 1
+            if self._bare_seen % 4 == 1:  # a sample of them: a plain step's cost hardly moves
+                self.bare.observe(1, verify_seconds)
             return
         self.verify.observe(k + 1, verify_seconds)
         if k == 0:
