@@ -305,19 +305,22 @@ def server_command(
     n_ctx: int,
     n_batch: int,
     n_max: int,
+    gpu_layers: int = 0,
 ) -> list[str]:
-    """llama-server flags (names checked in vendor/llama.cpp/common/arg.cpp of this commit)."""
+    """llama-server flags (names checked in vendor/llama.cpp/common/arg.cpp of this commit).
+    gpu_layers: -ngl/-ngld (0: CPU only, the default; negative: all layers, as 999)."""
+    ngl = str(gpu_layers if gpu_layers >= 0 else 999)
     cmd = [
         str(binary), "-m", str(target),
         "--host", "127.0.0.1", "--port", str(port),
         "-c", str(n_ctx), "-b", str(n_batch), "-ub", str(n_batch),
         "-t", str(threads), "-tb", str(threads),
-        "-np", "1", "-ngl", "0", "--no-webui",
+        "-np", "1", "-ngl", ngl, "--no-webui",
     ]  # fmt: skip
     if draft is not None:
         cmd += [
             "-md", str(draft), "--spec-type", "draft-dflash", "--spec-draft-n-max", str(n_max),
-            "-td", str(threads), "-tbd", str(threads), "-ngld", "0",
+            "-td", str(threads), "-tbd", str(threads), "-ngld", ngl,
         ]  # fmt: skip
     return cmd
 
@@ -637,7 +640,7 @@ def _engine(pair: Pair, with_draft: bool, args: argparse.Namespace, threads: int
             draft_path=pair.draft if with_draft else None,
             n_ctx=args.ctx,
             n_batch=args.batch,
-            n_gpu_layers=0,
+            n_gpu_layers=getattr(args, "gpu_layers", 0),
             n_threads=threads,
             draft_max=args.draft_max if with_draft else None,
         )
@@ -758,7 +761,7 @@ def bench_pair(pair: Pair, args: argparse.Namespace, cases: list[str], binary: P
                 srv = Server(
                     lambda port, wd=with_draft: server_command(
                         binary, pair.target, pair.draft if wd else None, port=port, threads=threads,
-                        n_ctx=args.ctx, n_batch=args.batch, n_max=n_max,
+                        n_ctx=args.ctx, n_batch=args.batch, n_max=n_max, gpu_layers=getattr(args, "gpu_layers", 0),
                     ),
                     logs / f"server-{pair.name}-{key}.log",
                 )  # fmt: skip
@@ -771,7 +774,7 @@ def bench_pair(pair: Pair, args: argparse.Namespace, cases: list[str], binary: P
             # on the CPU backend ("Flash Attention enabled" in llama.cpp's log); Llama only takes on/off
             llm = Llama(
                 model_path=str(pair.target), n_ctx=args.ctx, n_batch=args.batch, n_ubatch=args.batch,
-                n_threads=threads, n_threads_batch=threads, n_gpu_layers=0, flash_attn=True, verbose=False,
+                n_threads=threads, n_threads_batch=threads, n_gpu_layers=getattr(args, "gpu_layers", 0), flash_attn=True, verbose=False,
             )  # fmt: skip
             closers.append(llm.close)
             runners["d"] = lambda p: run_llama(llm, p, args.max_tokens)
@@ -880,6 +883,7 @@ def _meta(args: argparse.Namespace, cases: list[str], commit: str | None, binary
         "repeats": args.repeats,
         "n_ctx": args.ctx,
         "n_batch": args.batch,
+        "gpu_layers": getattr(args, "gpu_layers", 0),
         "threads": args.threads,
         "tps_definition": TPS_DEFINITION,
         "loadavg_start": list(os.getloadavg()),
@@ -907,6 +911,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--threads", type=int, help="threads for every case (default: the engine's choice for the model)")
     p.add_argument("--ctx", type=int, default=4096)
     p.add_argument("--batch", type=int, default=512)
+    p.add_argument(
+        "--gpu-layers", type=int, default=0,
+        help="layers offloaded to the GPU in every case (default 0: CPU only; -1: all, the GPU path)",
+    )  # fmt: skip
     p.add_argument("--server", type=Path, help="an existing llama-server binary (default: build/cached one)")
     p.add_argument("--llama-src", type=Path, help="unpacked llama-cpp-python 0.3.36 sdist (for building the server)")
     p.add_argument("--cache-dir", type=Path, help="where the server build and tiny models are cached")
