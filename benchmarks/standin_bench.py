@@ -249,7 +249,9 @@ def measure_server(args: argparse.Namespace) -> dict[str, Any]:
         return out
     logs = Path.home() / ".cache" / "atomicchat" / "bench-logs"
     logs.mkdir(parents=True, exist_ok=True)
-    prompt = _prompt(args.prompt_len, 248_320)
+    from atomicchat.engine.validate import inspect_target
+
+    prompt = _prompt(args.prompt_len, inspect_target(args.target).n_vocab)
     for key, draft in (("target", None), ("dflash", args.draft)):
         def cmd(port: int, d: Path | None = draft) -> list[str]:
             c = bench.server_command(
