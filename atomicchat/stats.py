@@ -31,6 +31,11 @@ class DraftRates:
         return self.n_accepted / self.n_draft_steps + 1.0 if self.n_draft_steps else 1.0
 
     @property
+    def mean_draft_length(self) -> float:
+        """Tokens drafted per drafting step: what the adaptive policy chose on average."""
+        return self.n_drafted / self.n_draft_steps if self.n_draft_steps else 0.0
+
+    @property
     def has_rate(self) -> bool:
         """Enough tokens over enough time for tokens_per_second to mean something."""
         return self.n_generated >= MIN_RATE_TOKENS and self.generate_seconds >= MIN_RATE_SECONDS

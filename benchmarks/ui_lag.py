@@ -49,6 +49,7 @@ class PacedEngine:
 
     def __init__(self, config, rate: float, n_tokens: int) -> None:
         self.rate, self.n_tokens = rate, n_tokens
+        self.n_ctx = config.n_ctx
         self.info = EngineInfo(
             "bench-target",
             Path(config.target_path),
@@ -140,7 +141,7 @@ def report(name: str, lag: list[float]) -> None:
     )
 
 
-def main() -> int:
+def main(argv: list[str] | None = None, engine_factory=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rate", type=float, default=600.0, help="tokens per second streamed (default 600)")
     ap.add_argument("--tokens", type=int, default=4000, help="tokens in the reply (default 4000)")
@@ -148,20 +149,21 @@ def main() -> int:
     ap.add_argument("--idle-s", type=float, default=1.0, help="seconds of idle measurement first")
     ap.add_argument("--colour", action="store_true", help="stream with accepted-draft colouring on")
     ap.add_argument("--worst", type=int, default=0, help="also list the N latest ticks and when they happened")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
 
     app = QApplication.instance() or QApplication([])
     from atomicchat.store import open_store
-    from atomicchat.ui import async_tasks
+    from atomicchat.ui.common import async_tasks
     from atomicchat.ui.main_window import MainWindow
-    from atomicchat.ui.model_service import ModelChoice
-    from atomicchat.ui.theme import apply_theme
-    from atomicchat.ui.worker import EngineHost
+    from atomicchat.models.service import ModelChoice
+    from atomicchat.ui.common.theme import apply_theme
+    from atomicchat.ui.engine.host import EngineHost
 
     apply_theme(app)
     async_tasks.install_loop(app)
     store = open_store()
-    host = EngineHost(lambda cfg, progress: PacedEngine(cfg, args.rate, args.tokens))
+    make = engine_factory or PacedEngine
+    host = EngineHost(lambda cfg, progress: make(cfg, args.rate, args.tokens))
     window = MainWindow(store, host, auto_load=False)
     window.resize(1100, 800)
     window.show()
@@ -201,7 +203,15 @@ def main() -> int:
     elapsed = time.perf_counter() - t0
     streaming = probe.take()
     probe.recording = False
-    reply = window.view.widgets()[-1]
+    reply = window.view.widgets()[-1] if window.view.widgets() else None
+    if reply is None or reply.stats.n_generated < args.tokens or reply.stats.error:
+        # a benchmark that streamed nothing measured nothing: fail, do not print figures
+        why = reply.stats.error if reply is not None and reply.stats.error else "the reply is short or missing"
+        got = reply.stats.n_generated if reply is not None else 0
+        print(f"ui_lag: streamed {got} of {args.tokens} tokens ({why}); no figures", file=sys.stderr)
+        window.shutdown()
+        store.close()
+        return 1
     print(
         f"reply: {reply.stats.n_generated} tokens, {len(reply.text)} chars in {elapsed:.2f} s "
         f"({reply.stats.n_generated / elapsed:.0f} tok/s requested {args.rate:.0f}); probe every {args.probe_ms} ms; "

@@ -148,7 +148,7 @@ _QT_LIB_EXCLUDE_RE = re.compile(
 
 
 def plugin_name(filename: str) -> str:
-    """libqxcb.so / qxcb.dll / libqcocoa.dylib -> xcb / cocoa (same rule as atomicchat.selftest)."""
+    """libqxcb.so / qxcb.dll / libqcocoa.dylib -> xcb / cocoa (same rule as atomicchat.cli.selftest)."""
     stem = filename.split(".")[0]
     if stem.startswith("lib"):
         stem = stem[3:]

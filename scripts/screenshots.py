@@ -4,7 +4,7 @@
 
 It starts a virtual X server (Xvfb) and uses Qt's real xcb platform (with offscreen only when Xvfb is
 missing, and it says so), isolates every per-user folder in a temporary directory, loads the model
-the app opens with on first run (atomicchat.ui.model_service: today the bundled demo pair), sends
+the app opens with on first run (atomicchat.models.service: today the bundled demo pair), sends
 real prompts, waits for the real replies and grabs the window from the X server. No fake engine, no
 staged numbers: the figures on the pictures are what this machine measured while the script ran.
 `docs/screenshots/README.md` records the model, the machine and the date of the run.
@@ -89,10 +89,10 @@ def _run(out: Path, platform_note: str) -> int:
 
     from atomicchat import APP_ID, __version__
     from atomicchat.store import open_store
-    from atomicchat.ui import async_tasks
+    from atomicchat.ui.common import async_tasks
     from atomicchat.ui.main_window import MainWindow
-    from atomicchat.ui.theme import apply_theme
-    from atomicchat.ui.worker import EngineHost
+    from atomicchat.ui.common.theme import apply_theme
+    from atomicchat.ui.engine.host import EngineHost
 
     app = QApplication([APP_ID])
     apply_theme(app, "light")
@@ -163,7 +163,7 @@ def _run(out: Path, platform_note: str) -> int:
         wait(lambda: manager.hub_panel.search_button.isEnabled(), 60)
         grab(manager, "hub-search.png")  # offline here: it says so in one line
         manager.close()
-        from atomicchat.ui.settings_dialog import SettingsDialog
+        from atomicchat.ui.settings.settings_dialog import SettingsDialog
 
         dialog = SettingsDialog(window.settings, info, window, recommended=window.session.recommended)
         dialog.show()
@@ -173,7 +173,7 @@ def _run(out: Path, platform_note: str) -> int:
         dialog.close()
         broken = Path(tempfile.mkdtemp()) / "broken-model.gguf"
         broken.write_bytes(b"GGUF" + b"\0" * 64)
-        from atomicchat.ui.model_service import ModelChoice
+        from atomicchat.models.service import ModelChoice
 
         window.load_model(ModelChoice(broken, None, "chosen"))
         wait(lambda: window.notice.isVisible() and window.notice.kind == "error", 60)

@@ -1,7 +1,7 @@
 """The inference engine: a target model, optionally a DFlash draft, and the two decode loops.
 
-Call sequence and pitfalls follow ../shared/docs/dflash-driver.md (verified on llama-cpp-python
-0.3.36). Invariants the loops keep between steps:
+Call sequence and pitfalls follow docs/dflash.md (the verified driver notes for llama-cpp-python
+0.3.36 plus this engine's additions). Invariants the loops keep between steps:
 - `id_last` (the newest sampled token) sits at position P and is in neither KV cache;
 - target KV holds positions 0..P-1 and, while DFlash is in use, so does the draft KV.
 All methods must run on one thread: llama contexts are not thread-safe.
@@ -19,7 +19,9 @@ from pathlib import Path
 import numpy as np
 
 from atomicchat.engine import chat
+from atomicchat.engine import device_sampling
 from atomicchat.engine.detok import Detokenizer
+from atomicchat.engine.draft_policy import DraftPolicy, FixedPolicy
 from atomicchat.engine.errors import ContextFullError, DecodeError, DraftMismatchError, EngineError
 from atomicchat.engine.ext import load_ext
 from atomicchat.engine.lib import C, recent_log
@@ -60,7 +62,16 @@ class Engine:
         self.dctx: Context | None = None
         self._kv_ref: tuple[list[int], int] = ([], 0)  # (seq, n): the target cache holds seq[:n]
         self._dkv_len = 0  # leading positions of _kv that the draft cache also holds
+        self._draft_end = 0  # positions 0.._draft_end-1 have rows in the draft cache (some may be blank)
         self._ckpt_buf: ctypes.Array | None = None
+        self.layer_ids: list[int] = []  # target layers whose inputs the draft reads
+        self._last_decode_pos = 0  # first position of the newest target decode (recurrent rollback bound)
+        # Learned per loaded pair: verify/draft costs on this device, the draft's acceptance profile.
+        self.policy: DraftPolicy | None = None
+        self.policy_for_step: DraftPolicy | FixedPolicy = FixedPolicy(0)
+        self.device_sampling = False
+        self.tsamp: device_sampling.DeviceSampler | None = None  # on-device chains, target and draft
+        self.dsamp: device_sampling.DeviceSampler | None = None
         tinfo = inspect_target(config.target_path)
         dinfo = inspect_draft(config.draft_path) if config.draft_path else None
         if dinfo is not None:
@@ -97,6 +108,11 @@ class Engine:
         if self.draft_max:
             self.draft_max = min(self.draft_max, n_ctx - 1)
         n_batch = min(max(cfg.n_batch, self.draft_max + 1, 1), n_ctx)
+        used_early = 0
+        if offload_lines:
+            m = _OFFLOAD_RE.search(offload_lines[-1])
+            used_early = int(m.group(1)) if m else 0
+        self.device_sampling = device_sampling.wanted(cfg.device_sampling, used_early)
         threads = cfg.n_threads or default_threads(self.tinfo.file_size)
         batch_threads = cfg.n_threads or max(threads, default_threads(self.tinfo.file_size))
 
@@ -108,6 +124,8 @@ class Engine:
         tp.n_threads_batch = batch_threads
         tp.embeddings = False
         tp.no_perf = True
+        if self.device_sampling:
+            tp.n_outputs_max_per_seq = n_batch  # a verify samples every row of its block
         if self.draft is not None and self.target.is_hybrid:
             tp.n_rs_seq = self.draft_max if cfg.n_rs_seq is None else cfg.n_rs_seq
         self.tctx = Context(self.target, tp, "chat")
@@ -116,6 +134,11 @@ class Engine:
 
         if self.draft is not None:
             self._init_draft(threads, batch_threads)
+            self.policy = DraftPolicy(self.draft_max)
+        if self.device_sampling:
+            self.tsamp = device_sampling.DeviceSampler(self.tctx.ptr)
+            if self.dctx is not None:
+                self.dsamp = device_sampling.DeviceSampler(self.dctx.ptr)
 
         gguf_template = self.tinfo.chat_template or self.target.chat_template()
         self.template = chat.pick_template(gguf_template, self.tinfo.arch)
@@ -182,6 +205,8 @@ class Engine:
         dp.n_rs_seq = 0
         dp.embeddings = False
         dp.no_perf = True
+        if self.device_sampling:
+            dp.n_outputs_max_per_seq = self.tctx.n_batch
         dp.ctx_other = self.tctx.ptr
         self.dctx = Context(self.draft, dp, "draft")
         causal = (self.draft.meta("dflash.attention.causal") or "false").lower() == "true"
@@ -278,7 +303,10 @@ class Engine:
         embedding batch (one copy per layer, no per-row calls)."""
         assert self.dctx is not None and self.tctx is not None
         d, E = self.dctx, self.n_embd
+        if pos0 > self._draft_end:
+            self._fill_draft_gap(pos0)
         rows = d.embd_rows(E * len(self._layer_caches))
+        self._draft_end = pos0 + n_rows
         if n_rows == 1:  # the usual step (nothing accepted): one memmove per layer, no views
             get, ptr, move, nb = self._get_layer_inp, self.tctx.ptr, ctypes.memmove, 4 * E
             dst = d.embd_batch.embd_addr  # type: ignore[union-attr]
@@ -297,8 +325,22 @@ class Engine:
                 rows[:m, k * E : (k + 1) * E] = v[s : s + m]
             self._check(d.decode_embd(m, pos0 + s, self.n_pos_embd), "feeding the draft")
 
+    def _fill_draft_gap(self, pos0: int) -> None:
+        """Blank rows for the positions plain steps did not feed the draft, up to pos0: llama.cpp
+        needs each sequence's positions to stay consecutive. A blank row has zero keys and values, so
+        it only dilutes the draft's attention a little; the target still decides every token."""
+        assert self.dctx is not None
+        d = self.dctx
+        rows = d.embd_rows(self.n_embd * len(self._layer_caches))
+        for s in range(self._draft_end, pos0, d.n_ubatch):
+            m = min(d.n_ubatch, pos0 - s)
+            rows[:m] = 0.0
+            self._check(d.decode_embd(m, s, self.n_pos_embd), "feeding the draft")
+        self._draft_end = pos0
+
     def _decode_target(self, tokens: list[int], pos0: int, outputs: str) -> None:
         assert self.tctx is not None
+        self._last_decode_pos = pos0
         self._check(self.tctx.decode_tokens(tokens, pos0, outputs), "evaluating the model")
 
     def _prefill(self, tokens: list[int], start: int, inject: bool) -> None:
@@ -317,20 +359,31 @@ class Engine:
         common = min(_common_prefix(kv, prompt), len(prompt) - 1)
         if use_draft:
             common = min(common, self._dkv_len)
-        if common < len(kv) and not self.tctx.seq_rm(common):
+        if common < len(kv) and not self._can_trim(common):
             self._reset_cache()  # recurrent state cannot roll back that far
             return 0
         self._kv = kv[:common]
         if self.dctx is not None and self._dkv_len > common:
             if self.dctx.seq_rm(common):
                 self._dkv_len = common
+                self._draft_end = min(self._draft_end, common)
             else:
                 self.dctx.clear_memory()
-                self._dkv_len = 0
+                self._dkv_len = self._draft_end = 0
                 if use_draft:
                     self._reset_cache()
                     return 0
         return common
+
+    def _can_trim(self, p0: int) -> bool:
+        """Drop target positions p0.. . A recurrent (hybrid) target keeps per-token snapshots of the
+        last decode only: llama.cpp's seq_rm says yes to any rollback up to n_rs_seq tokens, but one
+        that reaches back past the last decode restores a state from the wrong step (seen: a reply
+        regenerated after four single-token steps came out different). So refuse those here."""
+        assert self.tctx is not None and self.target is not None
+        if self.target.is_hybrid and p0 <= self._last_decode_pos:
+            return False
+        return self.tctx.seq_rm(p0)
 
     def _reset_cache(self) -> None:
         if self.tctx is not None:
@@ -338,7 +391,7 @@ class Engine:
         if self.dctx is not None:
             self.dctx.clear_memory()
         self._kv = []
-        self._dkv_len = 0
+        self._dkv_len = self._draft_end = 0
 
     def _save_checkpoint(self) -> int:
         c = C()
@@ -362,7 +415,9 @@ class Engine:
     def _plain_step(self, id_last: int, pos: int, sampler: Sampler, inject: bool) -> list[int]:
         assert self.tctx is not None
         self._decode_target([id_last], pos, "all")
-        if sampler.greedy:  # what sampler.sample_row does for greedy, minus a call layer
+        if self.tsamp is not None:
+            tok = self.tsamp.token(0)
+        elif sampler.greedy:  # what sampler.sample_row does for greedy, minus a call layer
             tok = int(self.tctx.logits(1, self.n_vocab)[0].argmax())
         else:
             tok = sampler.sample_row(self.tctx.ptr, 0, None)
@@ -376,12 +431,20 @@ class Engine:
         The full block is always decoded (fixed shapes, the trained layout), then truncated."""
         assert self.dctx is not None
         d = self.dctx
+        if self._draft_end < pos:
+            self._fill_draft_gap(pos)
         block = self._mask_block[: n_max + 1]
         block[0] = id_last
-        self._check(d.decode_tokens(block, pos, "all"), "drafting")  # every row output, or logits shift
-        drafts = d.logits(n_use + 1, self.n_vocab)[1:].argmax(axis=1).tolist()
+        if self.dsamp is not None:  # sampled in the graph; rows past n_use are not outputs
+            # a prefix of rows: the dflash graph outputs its first n_outputs rows whatever the mask
+            self._check(d.decode_tokens(block, pos, range(0, n_use + 1)), "drafting")
+            drafts = [self.dsamp.token(j) for j in range(1, n_use + 1)]
+        else:
+            self._check(d.decode_tokens(block, pos, "all"), "drafting")  # every row output, or logits shift
+            drafts = d.logits(n_use + 1, self.n_vocab)[1:].argmax(axis=1).tolist()
         if not d.seq_rm(pos):  # the noise block wrote K/V that must not stay
             raise DecodeError("Could not clear the draft block from the draft cache.")
+        self._draft_end = pos
         return drafts
 
     def _dflash_step(
@@ -399,7 +462,14 @@ class Engine:
         self._decode_target([id_last, *drafts], pos, "all")
         is_eog = self.target.is_eog
         acc: list[int] = []
-        if sampler.greedy:
+        if self.tsamp is not None:
+            token = self.tsamp.token
+            for j in range(n + 1):
+                tok = token(j)
+                acc.append(tok)
+                if j == n or tok != drafts[j] or is_eog(tok):
+                    break
+        elif sampler.greedy:
             logits = tctx.logits(n + 1, self.n_vocab)
             for j in range(n + 1):
                 tok = int(logits[j].argmax())
@@ -417,14 +487,17 @@ class Engine:
             if not ckpt:
                 raise DecodeError("The model could not roll back a rejected draft.")
             self._restore_checkpoint(ckpt)
-            tctx.seq_rm(pos)
+            if not tctx.seq_rm(pos):
+                raise DecodeError("The model could not drop a rejected draft after restoring its state.")
             self._decode_target([id_last, *acc[:-1]], pos, "none")
             stats.n_fallbacks += 1
         t2 = time.perf_counter()
         self._inject(n_acc + 1, pos)  # features of the accepted rows, from the last target decode
         t3 = time.perf_counter()
-        stats.draft_seconds += (t1 - t0) + (t3 - t2)
+        draft_s = (t1 - t0) + (t3 - t2)
+        stats.draft_seconds += draft_s
         stats.verify_seconds += t2 - t1
+        self.policy_for_step.record(n, n_acc, draft_s, t2 - t1)
         return acc, n
 
     # ------------------------------------------------------------------ generation
@@ -449,8 +522,13 @@ class Engine:
             raise EngineError(f"Token id {bad[0]} is outside the model's vocabulary of {self.n_vocab}.")
         use_draft = bool(params.use_draft and self.dctx is not None)
         n_max = min(params.draft_max or self.draft_max, self.draft_max) if use_draft else 0
+        pinned = bool(params.draft_max or self.config.draft_max) or self.policy is None
+        policy = FixedPolicy(n_max) if pinned or not use_draft else self.policy
+        self.policy_for_step = policy
         stats = GenStats(n_prompt=len(prompt))
         sampler = Sampler(params, self.n_vocab)
+        if self.tsamp is not None and not params.greedy:
+            self.tsamp.use(params, sampler.seed)  # the same chain and seed, run in the graph
         detok = Detokenizer(self.target.piece)
         seq = list(prompt)  # prompt + every sampled token
         out: list[int] = []
@@ -460,8 +538,11 @@ class Engine:
             cached = self._prepare_cache(prompt, use_draft)
             stats.n_prompt_cached = cached
             self._prefill(prompt, cached, inject=use_draft)
-            row = self.tctx.logits_last(self.n_vocab) if sampler.greedy else None
-            first = sampler.sample_row(self.tctx.ptr, -1, row)
+            if self.tsamp is not None:
+                first = self.tsamp.token(-1)
+            else:
+                row = self.tctx.logits_last(self.n_vocab) if sampler.greedy else None
+                first = sampler.sample_row(self.tctx.ptr, -1, row)
             pos = len(prompt)
             self._commit(seq, pos, use_draft)
             stats.prefill_seconds = time.perf_counter() - t0
@@ -503,13 +584,19 @@ class Engine:
                     break
                 id_last = seq[-1]
                 remaining = params.max_tokens - len(out)
-                n_use = min(n_max, remaining - 1, self.n_ctx - pos - 2)
-                if use_draft and n_use >= 1 and pos + n_max < self.n_ctx:
-                    acc, n_drafted = self._dflash_step(id_last, pos, n_max, n_use, sampler, stats)
+                limit = min(n_max, remaining - 1, self.n_ctx - pos - 2) if use_draft else 0
+                n_use = policy.choose(limit) if limit >= 1 else 0
+                block = n_max if pinned else n_use  # a pinned length keeps its trained block
+                if n_use >= 1 and pos + block < self.n_ctx:
+                    acc, n_drafted = self._dflash_step(id_last, pos, block, n_use, sampler, stats)
                 else:
                     t1 = time.perf_counter()
-                    acc, n_drafted = self._plain_step(id_last, pos, sampler, inject=use_draft), 0
-                    stats.verify_seconds += time.perf_counter() - t1
+                    feed = use_draft and policy.needs_features()  # long plain runs skip feeding the draft
+                    acc, n_drafted = self._plain_step(id_last, pos, sampler, inject=feed), 0
+                    dt = time.perf_counter() - t1
+                    stats.verify_seconds += dt
+                    if use_draft:
+                        policy.record(0, 0, 0.0, dt, fed=feed)
                 pos += len(acc)
             tail = detok.flush()
             if tail:
@@ -520,6 +607,8 @@ class Engine:
             raise
         finally:
             sampler.close()
+            if self.tsamp is not None and not params.greedy:
+                self.tsamp.use(None)
 
     def _commit(self, seq: list[int], pos: int, use_draft: bool) -> None:
         """Record what the caches hold: every token before position `pos`. `seq` only ever grows
@@ -545,7 +634,7 @@ class Engine:
     # ------------------------------------------------------------------ teardown
     def close(self) -> None:
         """Free in the order llama.cpp needs: draft context, target context, then the models."""
-        for attr in ("dctx", "tctx", "draft", "target"):
+        for attr in ("dsamp", "tsamp", "dctx", "tctx", "draft", "target"):
             obj = getattr(self, attr, None)
             if obj is not None:
                 obj.close()

@@ -206,9 +206,17 @@ class Batch:
         b.logits = self.logits.ctypes.data_as(ctypes.POINTER(ctypes.c_int8))
         self.struct = b
 
-    def set_tokens(self, tokens: Any, pos0: int, outputs: str) -> None:
-        """tokens: a sequence of ids; outputs: 'all', 'last' or 'none'."""
+    def set_tokens(self, tokens: Any, pos0: int, outputs: str | range) -> None:
+        """tokens: a sequence of ids; outputs: 'all', 'last', 'none' or a range of rows."""
         n = len(tokens)
+        if isinstance(outputs, range):  # only these rows (on-device sampling: nothing else is read)
+            self._token_c[:n] = tokens
+            self._set_pos(n, pos0)
+            self.logits[:n] = 0
+            self.logits[outputs] = 1
+            self._ones = 0
+            self.struct.n_tokens = n
+            return
         if n == 1:  # target-only decoding: item assignment beats a numpy slice copy
             self.token[0] = tokens[0]
             self.pos[0] = pos0
@@ -321,7 +329,7 @@ class Context:
         self._logits = _ViewCache(model.n_vocab)
 
     # --- decoding -------------------------------------------------------------------------------
-    def decode_tokens(self, tokens: Any, pos0: int, outputs: str) -> int:
+    def decode_tokens(self, tokens: Any, pos0: int, outputs: str | range) -> int:
         """Decode tokens at positions pos0..; outputs: 'all', 'last' or 'none'. Returns llama.cpp's code."""
         b = self.batch
         b.set_tokens(tokens, pos0, outputs)

@@ -23,12 +23,13 @@ class EngineConfig:
     # Tests and experts only: recurrent rollback depth of a hybrid target (None: draft_max).
     # A smaller value forces the checkpoint/re-decode fallback.
     n_rs_seq: int | None = None
-    seed: int = 0xFFFFFFFF
+    # Sample on the device (no logits rows to the host): None = when layers run on a GPU.
+    device_sampling: bool | None = None
 
 
 @dataclass(frozen=True)
 class GenParams:
-    max_tokens: int = 512
+    max_tokens: int = 1024  # a reply in the app and from the local API (the CLI: requests.CLI_MAX_TOKENS)
     temperature: float = 0.0  # 0: greedy
     top_k: int = 40
     top_p: float = 0.95

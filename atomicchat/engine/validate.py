@@ -44,8 +44,6 @@ class DraftInfo:
     target_layers: tuple[int, ...]
     mask_token_id: int | None
     causal: bool
-    has_token_embd: bool
-    has_output: bool
     file_size: int
     header: GGUFHeader
 
@@ -121,8 +119,6 @@ def inspect_draft(path: str | Path) -> DraftInfo:
         target_layers=tuple(int(x) for x in layers),
         mask_token_id=mask,
         causal=bool(causal),
-        has_token_embd="token_embd.weight" in header.tensors,
-        has_output="output.weight" in header.tensors,
         file_size=header.file_size,
         header=header,
     )

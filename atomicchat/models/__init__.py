@@ -20,4 +20,7 @@ when a call needs them. What the GUI uses (all blocking calls belong on a worker
 
 Every failure is a subclass of `errors.ModelsError` whose text is a sentence for the user
 (engine.errors.EngineError for a GGUF that fails validation on import).
+
+The GUI goes through one typed facade, `service.ModelService`, which raises nothing but
+`ModelsError` (`errors.as_models_error` translates the rest, EngineError as InvalidModelError).
 """

@@ -82,16 +82,6 @@ def remove_file(repo_id: str, filename: str, cache: Path | None = None) -> Remov
     return Removed(tuple(removed), freed)
 
 
-def remove_partial(repo_id: str, etag: str, cache: Path | None = None) -> int:
-    """Delete a leftover `.incomplete` download for this blob; return the bytes freed."""
-    partial = blob_path(repo_id, etag, cache).with_name(etag + ".incomplete")
-    if partial.is_file():
-        size = partial.stat().st_size
-        partial.unlink()
-        return size
-    return 0
-
-
 def _prune(folder: Path, cache: Path) -> None:
     """Remove empty snapshot folders, refs to commits that no longer have a snapshot, and an empty repo."""
     snapshots = folder / "snapshots"

@@ -61,3 +61,31 @@ class BusyError(ModelsError):
 
 class RegistryError(ModelsError):
     """The installed-model registry cannot be read or written, or has no such entry."""
+
+
+class FileAccessError(ModelsError):
+    """A model file or the registry could not be read or written (permissions, a vanished disk)."""
+
+
+class InvalidModelError(ModelsError):
+    """The file is not a model Atomic Chat can run (the engine's validation refused it)."""
+
+
+class UnexpectedError(ModelsError):
+    """Anything else that went wrong; the sentence names it, the cause is kept for the log."""
+
+
+def as_models_error(exc: BaseException) -> ModelsError:
+    """The one translation of a failure into this package's errors (its sentence is for the user)."""
+    if isinstance(exc, ModelsError):
+        return exc
+    from atomicchat.engine.errors import EngineError
+
+    if isinstance(exc, EngineError):
+        out: ModelsError = InvalidModelError(str(exc))
+    elif isinstance(exc, OSError):
+        out = FileAccessError(f"A file could not be read or written: {exc.strerror or exc} ({exc.filename or ''}).")
+    else:
+        out = UnexpectedError(f"Something went wrong ({type(exc).__name__}: {exc}).")
+    out.__cause__ = exc
+    return out

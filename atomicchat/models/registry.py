@@ -24,7 +24,7 @@ import logging
 import os
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal
 
@@ -174,9 +174,6 @@ class Registry:
                 out.append(InstalledPair(tf, df, p.get("pair_id")))
         return out
 
-    def drafts_for(self, target_key: str) -> list[InstalledFile]:
-        return [p.draft for p in self.pairs() if p.target.key == target_key]
-
     def resolve(self, name: str) -> list[str]:
         """Keys matching a registry key, a file path, or a catalog pair id (all its files)."""
         state = self._load()
@@ -209,11 +206,6 @@ class Registry:
             return hit
 
         return bool(self._update(change))
-
-    @staticmethod
-    def is_missing(f: InstalledFile) -> bool:
-        """Deleted or moved outside the app (not merely changed)."""
-        return not os.path.exists(f.path)
 
     def put(self, f: InstalledFile) -> InstalledFile:
         def change(state: _State) -> None:
@@ -331,8 +323,3 @@ def _cache_of(f: InstalledFile) -> Path:
     from atomicchat.models import hub
 
     return hub.cache_dir()
-
-
-def with_stat(f: InstalledFile) -> InstalledFile:
-    size, mtime = stat_of(f.path)
-    return replace(f, size=size, mtime_ns=mtime)

@@ -52,7 +52,7 @@ class Backend(Protocol):
 @dataclass(frozen=True)
 class ServerConfig:
     api_key: str | None = None
-    defaults: GenParams = GenParams(max_tokens=1024)
+    defaults: GenParams = GenParams()
 
 
 def _error(exc: ApiError) -> JSONResponse:

@@ -7,9 +7,10 @@ an `ApiError` that renders as the OpenAI error object: status code + `{"error": 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+from atomicchat.engine.requests import gen_params
 from atomicchat.engine.types import GenParams
 
 MAX_BODY_BYTES = 4 * 1024 * 1024  # far above any context we run; refuses a runaway upload early
@@ -46,14 +47,7 @@ class Sampling:
     seed: int | None
 
     def gen_params(self) -> GenParams:
-        return GenParams(
-            max_tokens=self.max_tokens,
-            temperature=self.temperature,
-            top_k=self.top_k,
-            top_p=self.top_p,
-            min_p=self.min_p,
-            seed=self.seed,
-        )
+        return gen_params(**asdict(self))
 
 
 @dataclass(frozen=True)
@@ -178,7 +172,7 @@ def parse_request(body: Any, *, chat: bool, model_id: str, defaults: GenParams, 
         seed=_integer(body, "seed", None, 0, 2**32 - 1),
     )
     if sampling.max_tokens > limit:
-        sampling = Sampling(limit, sampling.temperature, sampling.top_p, sampling.top_k, sampling.min_p, sampling.seed)
+        sampling = replace(sampling, max_tokens=limit)
     n = body.get("n", 1)
     if n != 1:
         raise _bad("Only n = 1 is supported.", "n")
@@ -221,6 +215,11 @@ def timings(stats: Any) -> dict[str, float | int]:
         "predicted_per_second": round(stats.tokens_per_second, 3),
         "draft_n": stats.n_drafted,
         "draft_n_accepted": stats.n_accepted,
+        # what the adaptive draft length did (not in llama-server's object): steps that drafted,
+        # plain target steps, and the mean drafted tokens per drafting step
+        "draft_steps": stats.n_draft_steps,
+        "plain_steps": max(stats.n_steps - 1 - stats.n_draft_steps, 0),
+        "draft_mean_length": round(stats.mean_draft_length, 3),
     }
 
 

@@ -7,9 +7,12 @@ row written by another version never stops the app from starting.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
 from typing import Any
 
+from atomicchat.engine.requests import engine_config, gen_params
+from atomicchat.engine.types import EngineConfig, GenParams
 from atomicchat.store.db import Database
 
 DEFAULT_SYSTEM_PROMPT = "You are a helpful assistant. Answer clearly and concisely."
@@ -18,15 +21,16 @@ DEFAULT_SYSTEM_PROMPT = "You are a helpful assistant. Answer clearly and concise
 @dataclass
 class AppSettings:
     system_prompt: str = DEFAULT_SYSTEM_PROMPT
-    temperature: float = 0.0  # greedy by default: stable answers and the best draft acceptance
-    top_k: int = 40
-    top_p: float = 0.95
-    min_p: float = 0.05
-    max_tokens: int = 1024
-    n_ctx: int = 4096
-    n_gpu_layers: int = -1  # -1: as many as fit; 0: CPU only
-    use_draft: bool = True  # DFlash on/off
-    draft_max: int = 0  # 0: the draft's own block size - 1
+    # The engine's own defaults (atomicchat.engine.types), stored so the user can change them.
+    temperature: float = GenParams.temperature  # greedy by default: stable answers and the best draft acceptance
+    top_k: int = GenParams.top_k
+    top_p: float = GenParams.top_p
+    min_p: float = GenParams.min_p
+    max_tokens: int = GenParams.max_tokens
+    n_ctx: int = EngineConfig.n_ctx
+    n_gpu_layers: int = EngineConfig.n_gpu_layers  # -1: as many as fit; 0: CPU only
+    use_draft: bool = GenParams.use_draft  # DFlash on/off
+    draft_max: int = 0  # 0: the draft's own block size - 1 (None in EngineConfig; a stored value is a number)
     enable_thinking: bool = False  # DFlash drafts are trained on non-thinking output
     colour_draft_tokens: bool = False
     target_path: str = ""  # the chosen model; "" means pick automatically
@@ -44,10 +48,21 @@ class AppSettings:
         return target in self.draft_off_for.splitlines()
 
     def with_draft_off(self, target: str, off: bool) -> AppSettings:
-        from dataclasses import replace
-
         paths = [p for p in self.draft_off_for.splitlines() if p and p != target] + ([target] if off else [])
         return replace(self, draft_off_for="\n".join(paths))
+
+    def engine_config(self, target: Path, draft: Path | None) -> EngineConfig:
+        """What to load for `target`: the draft left out when DFlash is off, in general or for this model."""
+        use = draft is not None and self.use_draft and not self.draft_off(str(target))
+        return engine_config(target, draft if use else None, n_ctx=self.n_ctx, n_gpu_layers=self.n_gpu_layers,
+                             draft_max=self.draft_max)
+
+    def gen_params(self, *, use_draft: bool, temperature: float, top_k: int, top_p: float, min_p: float,
+                   seed: int | None = None) -> GenParams:
+        """One reply's parameters: the sampling chosen for it (settings or the model's recommendation)."""
+        return gen_params(max_tokens=self.max_tokens, temperature=float(temperature), top_k=int(top_k),
+                          top_p=float(top_p), min_p=float(min_p), seed=seed, use_draft=use_draft,
+                          draft_max=self.draft_max)
 
     def clamped(self) -> AppSettings:
         """A copy with every number inside the range the engine accepts."""

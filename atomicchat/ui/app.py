@@ -147,11 +147,11 @@ def run_app(args: list[str] | argparse.Namespace | None = None) -> int:
     app.setApplicationVersion(__version__)
     app.setDesktopFileName(APP_ID)  # Wayland matches the window to atomicchat.desktop by this
 
-    from atomicchat.ui import async_tasks
+    from atomicchat.ui.common import async_tasks
     from atomicchat.ui.main_window import MainWindow
-    from atomicchat.ui.model_service import ModelChoice
-    from atomicchat.ui.theme import apply_theme
-    from atomicchat.ui.worker import EngineHost
+    from atomicchat.models.service import ModelChoice
+    from atomicchat.ui.common.theme import apply_theme
+    from atomicchat.ui.engine.host import EngineHost
 
     from atomicchat.store.settings import AppSettings
 

@@ -18,19 +18,19 @@ from PySide6.QtWidgets import QLabel, QMainWindow, QProgressBar, QSplitter, QVBo
 from atomicchat import APP_NAME
 from atomicchat.store import Store
 from atomicchat.store.settings import AppSettings
-from atomicchat.ui.api_server import ApiServerController
-from atomicchat.ui.chat_session import ChatSession
-from atomicchat.ui.chat_view import ChatView
-from atomicchat.ui.composer import Composer
-from atomicchat.ui.markdown_render import warm_up
-from atomicchat.ui.model_service import ModelChoice, ModelService
-from atomicchat.ui.notice_bar import NoticeBar
-from atomicchat.ui.sidebar import ChatSidebar
-from atomicchat.ui.worker import EngineHost
-from atomicchat.ui.worker_types import LoadRequest, ModelReady, WorkerFailure
+from atomicchat.ui.server.api_server import ApiServerController
+from atomicchat.ui.chat.chat_session import ChatSession
+from atomicchat.ui.chat.chat_view import ChatView
+from atomicchat.ui.chat.composer import Composer
+from atomicchat.ui.chat.markdown_render import warm_up
+from atomicchat.models.service import ModelChoice, ModelService
+from atomicchat.ui.common.notice_bar import NoticeBar
+from atomicchat.ui.chat.sidebar import ChatSidebar
+from atomicchat.ui.engine.host import EngineHost
+from atomicchat.ui.engine.worker_types import ModelReady, WorkerFailure
 
 if TYPE_CHECKING:
-    from atomicchat.ui.model_manager import ModelManager
+    from atomicchat.ui.models.model_manager import ModelManager
 
 UNDO_MS = 10000
 NARROW_PX = 640  # below this window width the chat list hides itself (Ctrl+B brings it back)
@@ -139,7 +139,7 @@ class MainWindow(QMainWindow):
         enum classes PySide creates lazily the first time a message widget touches them."""
         warm_up()
         from atomicchat.store.records import Message
-        from atomicchat.ui.message_widget import MessageWidget
+        from atomicchat.ui.chat.message_widget import MessageWidget
 
         for role in ("user", "assistant"):
             w = MessageWidget(Message(0, 0, 0, role, "warm *up*\n\n```python\nx = 1\n```"))
@@ -236,7 +236,7 @@ class MainWindow(QMainWindow):
     def set_theme(self, mode: str) -> None:
         from PySide6.QtWidgets import QApplication
 
-        from atomicchat.ui.theme import apply_theme
+        from atomicchat.ui.common.theme import apply_theme
 
         self.apply_settings(replace(self.settings, theme=mode))
         app = QApplication.instance()
@@ -249,12 +249,12 @@ class MainWindow(QMainWindow):
             self.set_theme("system")
 
     def show_about(self) -> None:
-        from atomicchat.ui.about_dialog import AboutDialog
+        from atomicchat.ui.common.about_dialog import AboutDialog
 
         AboutDialog(self).exec()
 
     def show_shortcuts(self) -> None:
-        from atomicchat.ui.shortcuts_dialog import ShortcutsDialog
+        from atomicchat.ui.common.shortcuts_dialog import ShortcutsDialog
 
         ShortcutsDialog(self.findChildren(QAction), self).exec()
 
@@ -397,14 +397,7 @@ class MainWindow(QMainWindow):
             )
             QTimer.singleShot(0, self.open_model_manager)
             return
-        s = self.settings
-        req = LoadRequest(
-            target_path=choice.target,
-            draft_path=choice.draft if s.use_draft and not s.draft_off(str(choice.target)) else None,
-            n_ctx=s.n_ctx,
-            n_gpu_layers=s.n_gpu_layers,
-            draft_max=s.draft_max or None,
-        )
+        req = self.settings.engine_config(choice.target, choice.draft)
         self.model_label.setText(f"Loading {choice.target.name}…")
         self.load_bar.setValue(0)
         self.load_bar.setVisible(True)
@@ -489,7 +482,7 @@ class MainWindow(QMainWindow):
     def open_model_manager(self) -> None:
         if self._closing:
             return
-        from atomicchat.ui.model_manager import ModelManager
+        from atomicchat.ui.models.model_manager import ModelManager
 
         if self._manager is None:
             self._manager = ModelManager(self.models, lambda: self.settings, self)
@@ -502,7 +495,7 @@ class MainWindow(QMainWindow):
         manager.activateWindow()
 
     def open_settings(self) -> None:
-        from atomicchat.ui.settings_dialog import SettingsDialog
+        from atomicchat.ui.settings.settings_dialog import SettingsDialog
 
         target = str(self.choice.target) if self.choice else ""
         was_off = bool(target) and self.settings.draft_off(target)  # turned off for this model only

@@ -1,4 +1,4 @@
-"""Pure helpers of `atomicchat bench`: no model, no server build, no server process."""
+"""Pure helpers of benchmarks/bench.py (`atomicchat bench`): no model, no server build, no server process."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from atomicchat import bench
-from atomicchat.bench import Run
+from benchmarks import bench
+from benchmarks.bench import Run
 
 
 def _runs() -> list[Run]:
@@ -164,3 +164,14 @@ def test_process_cpu_seconds_reads_this_process():
         pytest.skip("/proc only")
     assert got is not None and got > 0
     assert bench.process_cpu_seconds(2**22 + 12345) is None  # no such process
+
+
+def test_bench_without_the_benchmarks_folder_says_so(monkeypatch, capsys):
+    """An install without benchmarks/ (the bundles): one plain line and exit 2, whatever the flags."""
+    from atomicchat import cli
+    from atomicchat.cli import bench as bench_command
+
+    monkeypatch.setattr(bench_command, "_checkout_module", lambda: None)
+    for argv in (["bench"], ["bench", "--cases", "a"], ["bench", "--help"]):
+        assert cli.main(argv) == 2
+        assert "benchmarks are not part of this install" in capsys.readouterr().err

@@ -106,3 +106,76 @@ def test_target_only_call_with_draft_loaded_keeps_draft_consistent(llama_pair):
         assert run(base, prompt, max_tokens=30)[0] == a
         base.reset()
         assert run(base, prompt + a + [1], max_tokens=30)[0] == b
+
+
+class _Schedule:
+    """A policy that drafts the given lengths in turn (0 = a plain step), clamped by the engine's limit."""
+
+    def __init__(self, ks: list[int], feed: bool = True) -> None:
+        self.ks, self.i, self.seen, self.feed = ks, 0, [], feed
+
+    def choose(self, limit: int) -> int:
+        k = min(limit, self.ks[self.i % len(self.ks)])
+        self.i += 1
+        self.seen.append(k)
+        return k
+
+    def needs_features(self) -> bool:
+        return self.feed
+
+    def record(self, k: int, n_accepted: int, draft_seconds: float, verify_seconds: float, fed: bool = True) -> None:
+        pass
+
+
+@pytest.mark.parametrize("feed", [True, False], ids=["fed", "unfed"])
+@pytest.mark.parametrize("ks", [[0], [1], [2, 0], [15, 0, 0, 5], [0, 3, 7, 1], [4, 4, 0, 15, 2]])
+def test_every_length_a_policy_picks_is_lossless(pair, ks, feed):
+    """The adaptive policy may change k every step, including plain steps between drafts:
+    each schedule gives the target's own tokens, greedy and with the top_k=1 sampler chain."""
+    prompt = [7, 100, 42, 9]
+    with engine(pair.target) as base:
+        ref, _, _ = run(base, prompt, max_tokens=40)
+    with engine(pair.target, pair.draft) as spec:
+        for params in ({}, {"temperature": 0.8, "top_k": 1, "seed": 3}):
+            spec.reset()
+            sched = _Schedule(ks, feed)  # unfed: plain steps skip the draft's features (gaps in its cache)
+            spec.policy = sched  # type: ignore[assignment]
+            install_oracle(spec, prompt, ref)
+            got, fin, _ = run(spec, prompt, max_tokens=40, **params)
+            assert got == ref, (ks, params)
+            assert set(sched.seen) >= {min(k, 15) for k in ks if k <= 3}, sched.seen
+            if any(ks):
+                assert fin.stats.n_drafted > 0
+
+
+def test_adaptive_default_is_lossless_and_reports_its_lengths(pair):
+    """No pinned length: the engine's own policy decides; output stays the target's."""
+    prompt = [1, 2, 3]
+    with engine(pair.target) as base:
+        ref, _, _ = run(base, prompt, max_tokens=60)
+    with engine(pair.target, pair.draft) as spec:
+        assert spec.policy is not None
+        for _ in range(2):  # the second call starts from what the first one learned
+            spec.reset()
+            got, fin, _ = run(spec, prompt, max_tokens=60)
+            assert got == ref
+        s = fin.stats
+        assert s.n_steps - 1 >= s.n_draft_steps  # plain steps are allowed, drafted ones counted
+        assert s.mean_draft_length == (s.n_drafted / s.n_draft_steps if s.n_draft_steps else 0.0)
+        assert spec.policy.verify.values  # it measured this device
+
+
+def test_regenerate_after_single_token_steps_on_hybrid_target(qwen35_pair):
+    """llama.cpp's recurrent seq_rm accepts a rollback of up to n_rs_seq tokens even when it reaches
+    back past the last decode, and then restores the wrong state. Four single-token steps, then the
+    same prompt again (a regenerate): the reply must equal a fresh target's."""
+    prompt = [4, 5, 6, 7]
+    with engine(qwen35_pair.target) as base:
+        ref, _, _ = run(base, prompt, max_tokens=12)
+    with engine(qwen35_pair.target, qwen35_pair.draft) as spec:
+        assert spec.n_rs_seq >= 4
+        first, _, _ = run(spec, prompt, max_tokens=4, use_draft=False)  # four 1-token decodes
+        assert first == ref[:4]
+        again, fin, _ = run(spec, prompt, max_tokens=12, use_draft=False)
+        assert again == ref
+        assert fin.stats.n_prompt_cached == 0  # refused the unsafe rollback, re-read the prompt

@@ -9,7 +9,8 @@ import sys
 
 import pytest
 
-from atomicchat import demo, selftest
+from atomicchat import demo
+from atomicchat.cli import selftest
 from tests.packaging._load import ROOT
 
 

@@ -54,6 +54,9 @@ def test_chat_matches_engine_with_usage_and_timings(server: Served, reference) -
     t = resp.model_extra["timings"]
     assert t["predicted_n"] == ref.stats.n_generated and t["predicted_per_second"] > 0
     assert t["draft_n"] == ref.stats.n_drafted > 0 and t["draft_n_accepted"] == ref.stats.n_accepted
+    assert t["draft_steps"] == ref.stats.n_draft_steps > 0
+    assert t["plain_steps"] == ref.stats.n_steps - 1 - ref.stats.n_draft_steps
+    assert t["draft_mean_length"] == round(ref.stats.n_drafted / ref.stats.n_draft_steps, 3)
 
 
 def test_stream_with_usage_equals_whole(server: Served, reference) -> None:  # noqa: ANN001

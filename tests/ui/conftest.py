@@ -10,11 +10,11 @@ import pytest
 pytest.importorskip("pytestqt")
 
 from atomicchat.store import open_store  # noqa: E402
-from atomicchat.ui import async_tasks  # noqa: E402
+from atomicchat.ui.common import async_tasks  # noqa: E402
 from atomicchat.ui.main_window import MainWindow  # noqa: E402
-from atomicchat.ui.model_service import ModelChoice, ModelService  # noqa: E402
-from atomicchat.ui.theme import apply_theme  # noqa: E402
-from atomicchat.ui.worker import EngineHost  # noqa: E402
+from atomicchat.models.service import ModelChoice, ModelService  # noqa: E402
+from atomicchat.ui.common.theme import apply_theme  # noqa: E402
+from atomicchat.ui.engine.host import EngineHost  # noqa: E402
 from tests.ui.fake_engine import Script, factory  # noqa: E402
 
 WAIT_MS = 20000

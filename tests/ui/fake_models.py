@@ -11,7 +11,7 @@ from atomicchat.models.downloads import FileResult, JobResult, Progress
 from atomicchat.models.errors import DownloadCancelled
 from atomicchat.models.hardware import GpuInfo, Hardware
 from atomicchat.models.registry import InstalledFile, stat_of
-from atomicchat.ui.model_service import ModelService
+from atomicchat.models.service import ModelService
 
 GIB = 1024**3
 HARDWARE = Hardware(

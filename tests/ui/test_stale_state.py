@@ -5,9 +5,9 @@ from __future__ import annotations
 from PySide6.QtGui import QPalette
 from PySide6.QtWidgets import QToolButton
 
-from atomicchat.ui import theme
-from atomicchat.ui.composer import PLACEHOLDER
-from atomicchat.ui.model_service import ModelChoice
+from atomicchat.ui.common import theme
+from atomicchat.ui.chat.composer import PLACEHOLDER
+from atomicchat.models.service import ModelChoice
 from tests.ui.conftest import WAIT_MS, send
 from tests.ui.fake_engine import Script
 

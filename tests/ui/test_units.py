@@ -5,10 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from atomicchat.engine.errors import ModelLoadError
+from atomicchat.engine.types import EngineConfig
 from atomicchat.store.records import ReplyStats
-from atomicchat.ui.stats_format import format_stats, speedup
-from atomicchat.ui.worker import EngineHost
-from atomicchat.ui.worker_types import GenRequest, LoadRequest
+from atomicchat.ui.chat.stats_format import format_stats, speedup
+from atomicchat.ui.engine.host import EngineHost
+from atomicchat.ui.engine.worker_types import GenRequest
 from tests.ui.conftest import WAIT_MS
 from tests.ui.fake_engine import Script, factory
 
@@ -45,14 +46,14 @@ def test_worker_survives_a_failed_load_and_serves_the_next(qtbot, qapp):
     host.ready.connect(ready.append)
     host.finished.connect(done.append)
     try:
-        host.load(LoadRequest(Path("/x/a.gguf")))
+        host.load(EngineConfig(Path("/x/a.gguf")))
         qtbot.waitUntil(lambda: bool(failures), timeout=WAIT_MS)
         assert failures[0].kind == "load" and failures[0].message == "llama.cpp refused the model (test)."
         host.generate(GenRequest(req_id=host.next_request_id(), messages=[{"role": "user", "content": "x"}]))
         qtbot.waitUntil(lambda: len(failures) == 2, timeout=WAIT_MS)
         assert "No model is loaded" in failures[1].message
         script.load_error = None
-        host.load(LoadRequest(Path("/x/a.gguf")))
+        host.load(EngineConfig(Path("/x/a.gguf")))
         qtbot.waitUntil(lambda: bool(ready), timeout=WAIT_MS)
         host.generate(GenRequest(req_id=host.next_request_id(), messages=[{"role": "user", "content": "x"}]))
         qtbot.waitUntil(lambda: bool(done), timeout=WAIT_MS)
@@ -67,7 +68,7 @@ def test_cancel_before_the_worker_starts_is_honoured(qtbot):
     host.finished.connect(done.append)
     host.ready.connect(ready.append)
     try:
-        host.load(LoadRequest(Path("/x/a.gguf")))
+        host.load(EngineConfig(Path("/x/a.gguf")))
         qtbot.waitUntil(lambda: bool(ready), timeout=WAIT_MS)
         rid = host.next_request_id()
         host.cancel(rid)
@@ -84,3 +85,17 @@ def test_rates_need_a_span_otherwise_counts() -> None:
     assert t.speed == "1 token" and t.speedup == ""  # not "36697.2 tok/s"
     assert format_stats(ReplyStats(n_generated=3, generate_seconds=0.5), None).speed == "3 tokens"
     assert format_stats(ReplyStats(n_generated=40, generate_seconds=2.0), None).speed == "20.0 tok/s"
+
+
+def test_drafting_text_reports_what_the_adaptive_length_did():
+    from atomicchat.ui.chat.stats_format import drafting_text
+
+    s = ReplyStats(n_generated=60, generate_seconds=1.0, n_steps=41, n_drafted=84, n_accepted=20,
+                   n_draft_steps=30, used_draft=True)
+    assert drafting_text(s) == "drafts 2.8/step · 25% plain steps"  # 84/30 drafted, 10 of 40 steps plain
+    assert format_stats(s, None).drafting == drafting_text(s)
+    every = ReplyStats(n_generated=9, n_steps=3, n_drafted=8, n_draft_steps=2, used_draft=True)
+    assert drafting_text(every) == "drafts 4.0/step"
+    none = ReplyStats(n_generated=9, n_steps=9, used_draft=True)
+    assert drafting_text(none) == "no drafts · 100% plain steps"
+    assert drafting_text(ReplyStats(n_generated=1, n_steps=1, used_draft=True)) == ""

@@ -30,7 +30,6 @@ CANCEL_GRACE_S = 2.0  # a Stop the child does not honour in this time ends the c
 CALL_TIMEOUT_S = 60.0  # tokenize / chat template: seconds, even on a huge prompt
 STEP_TIMEOUT_S = 180.0  # no token for this long (prefill of a long prompt on a slow CPU included): hung
 LOAD_TIMEOUT_S = 900.0  # loading many GB from a slow disk
-START_TIMEOUT_S = 60.0
 
 
 class EngineCrashed(EngineError):

@@ -1,0 +1,296 @@
+"""How many tokens to draft each DFlash step, chosen from what this engine measures as it runs.
+
+No fixed draft length is right for every model, quant, device and prompt: a verify of k tokens costs
+little more than one token on a GPU but up to k times one on a compute-bound CPU quant, and a draft
+that does not fit the content is accepted 0% of the time. So each step picks the k (0 = a plain
+target step) that maximises expected tokens per second:
+
+    rate(k) = E[tokens | k] / (draft(k) + verify(k + 1))        rate(0) = 1 / verify(1)
+    E[tokens | k] = 1 + sum_{i=1..k} prod_{j=1..i} p_j
+
+where `p_j` is how often draft position j was accepted given j-1 was (the acceptance profile, with
+recent steps weighing most) and `draft`/`verify` are learned per size from the steps' own timings
+(the cost table, kept for the life of the loaded model). When no k beats a plain step the engine takes
+plain steps and probes a short draft now and then, spacing the probes out while they keep failing.
+
+Nothing here touches llama.cpp; the engine feeds it timings and counts, which is what the unit tests
+replay from recorded traces. Output never depends on the choice: every k is verified by the target.
+"""
+
+from __future__ import annotations
+
+import bisect
+import statistics
+from dataclasses import dataclass, field
+
+
+@dataclass
+class CostTable:
+    """Seconds per call, by size: the median of the last few observations per size (a size's first
+    call also builds its compute graph, 10-50x a normal one, and one such outlier must not decide
+    for long), interpolated linearly between observed sizes, flat below the smallest and linear
+    beyond the largest."""
+
+    keep: int = 5
+    samples: dict[int, list[float]] = field(default_factory=dict)
+    values: dict[int, float] = field(default_factory=dict)  # the current estimate of every observed size
+    version: int = 0  # bumped by every observation, so callers can cache what they derive
+    _warmed: set[int] = field(default_factory=set)
+
+    def observe(self, n: int, seconds: float) -> None:
+        if seconds <= 0:
+            return
+        xs = self.samples.setdefault(n, [])
+        if len(xs) == 1 and n not in self._warmed:  # a size's first call also builds its graph: dropped
+            self._warmed.add(n)
+            xs.clear()
+        xs.append(seconds)
+        if len(xs) > self.keep:
+            del xs[0]
+        self.values[n] = statistics.median(xs)
+        self.version += 1
+
+    def count(self, n: int) -> int:
+        return len(self.samples.get(n, ()))
+
+    def estimate(self, n: int) -> float | None:
+        values = self.values
+        if not values:
+            return None
+        if n in values:
+            return values[n]
+        sizes = sorted(values)
+        i = bisect.bisect_left(sizes, n)
+        if i == 0:
+            return values[sizes[0]]  # smaller calls cost at least nothing less (memory-bound)
+        if i == len(sizes):
+            hi = sizes[-1]
+            if len(sizes) >= 2:
+                lo = sizes[-2]
+                slope = max(0.0, (values[hi] - values[lo]) / (hi - lo))
+            else:
+                slope = values[hi] / hi  # one point: assume proportional (compute-bound)
+            return values[hi] + slope * (n - hi)
+        lo, hi = sizes[i - 1], sizes[i]
+        w = (n - lo) / (hi - lo)
+        return values[lo] * (1 - w) + values[hi] * w
+
+
+@dataclass
+class AcceptanceProfile:
+    """P(position j accepted | j-1 accepted), j = 1..k_max, from decayed success/trial counts.
+
+    A position with few trials leans on its neighbour (a prior worth `prior_weight` trials, centred
+    on p_{j-1}), so lengths not tried lately are neither written off nor oversold."""
+
+    k_max: int
+    decay: float = 0.99  # per observed draft step: ~100 steps of memory
+    prior_weight: float = 2.0
+    first_prior: float = 0.5
+    success: list[float] = field(default_factory=list)
+    trials: list[float] = field(default_factory=list)
+    version: int = 0
+
+    def __post_init__(self) -> None:
+        self.success = [0.0] * (self.k_max + 1)
+        self.trials = [0.0] * (self.k_max + 1)
+
+    def observe(self, k: int, n_accepted: int) -> None:
+        """A draft of k tokens of which the first n_accepted matched the target."""
+        self.version += 1
+        d = self.decay
+        self.success = [s * d for s in self.success]
+        self.trials = [t * d for t in self.trials]
+        for j in range(1, min(n_accepted + 1, k) + 1):
+            self.trials[j] += 1.0
+            if j <= n_accepted:
+                self.success[j] += 1.0
+
+    def p(self) -> list[float]:
+        """p[j] for j = 1..k_max (index 0 unused, 1.0)."""
+        out = [1.0]
+        prev = self.first_prior
+        for j in range(1, self.k_max + 1):
+            m = self.prior_weight
+            pj = (self.success[j] + m * prev) / (self.trials[j] + m)
+            out.append(pj)
+            prev = pj
+        return out
+
+    def expected_tokens(self, k: int, p: list[float] | None = None) -> float:
+        p = p or self.p()
+        total, run = 1.0, 1.0
+        for j in range(1, k + 1):
+            run *= p[j]
+            total += run
+        return total
+
+
+@dataclass
+class DraftPolicy:
+    """Chooses k each step and learns from what the step cost and how much of it was accepted."""
+
+    k_max: int
+    explore_every: int = 16  # draft steps between tries of a neighbouring length
+    probe_first: int = 16  # plain steps before the first probe, doubled after each failed probe
+    probe_max: int = 256
+    explore_within: float = 0.8  # neighbours tried only when their expected rate is this close
+    close_call: float = 0.85  # a probe within this share of a plain step's rate keeps probing often
+    warm: int = 4  # plain steps before a probe that feed the draft again (its recent context)
+    verify: CostTable = field(default_factory=CostTable)  # by tokens decoded: k + 1 (1 = plain step)
+    bare: CostTable = field(default_factory=CostTable)  # plain steps that skip feeding the draft
+    draft: CostTable = field(default_factory=CostTable)  # by drafted tokens k (draft block + feeding it)
+    profile: AcceptanceProfile = field(init=False)
+    _decisions: int = 0
+    _plain_run: int = 0
+    _probe_gap: int = 0
+    _last_k: int = 0
+    _probing: bool = False
+    _explore_flip: int = 0
+    _deep_plain: bool = False
+    _start_k: int = 1
+    _best_key: tuple = ()
+    _sweep: list[int] | None = None
+    _best_k: int = 0
+
+    def __post_init__(self) -> None:
+        self.profile = AcceptanceProfile(self.k_max)
+        self._probe_gap = self.probe_first
+
+    # ------------------------------------------------------------------ model
+    def rate(self, k: int, p: list[float] | None = None) -> float | None:
+        """Expected tokens per second of a step that drafts k (None: a cost is still unknown)."""
+        v = self.verify.estimate(k + 1)
+        if k == 0:  # staying plain means not feeding the draft: the cheaper step, once measured
+            if self.bare.count(1) >= 3:
+                v = self.bare.estimate(1)
+            return 1.0 / v if v else None
+        d = self.draft.estimate(k)
+        if v is None or d is None:
+            return None
+        return self.profile.expected_tokens(k, p) / (v + d)
+
+    def best(self, limit: int) -> int:
+        """The k in 0..limit with the highest expected rate (ties: the shorter draft). Cached until
+        a cost or the profile changes: a plain step of a small model takes a few hundred µs, and
+        re-deriving every rate each step would cost a good share of it."""
+        key = (limit, self.verify.version, self.draft.version, self.profile.version, self.bare.count(1) >= 3)
+        if key == self._best_key:
+            return self._best_k
+        self._best_key, self._best_k = key, self._best(limit)
+        return self._best_k
+
+    def _best(self, limit: int) -> int:
+        p = self.profile.p()
+        best_k, best_r = 0, -1.0
+        for k in range(0, limit + 1):
+            r = self.rate(k, p)
+            if r is not None and r > best_r * 1.0001:
+                best_k, best_r = k, r
+        return best_k
+
+    # ------------------------------------------------------------------ decisions
+    def choose(self, limit: int) -> int:
+        """How many tokens to draft now, at most `limit` (which may be 0: then a plain step)."""
+        limit = min(limit, self.k_max)
+        if limit <= 0:
+            return 0
+        self._decisions += 1
+        self._probing = False
+        self._deep_plain = False
+        k = self._sweep_next(limit)
+        if k is not None:
+            return self._pick(k)
+        k = self.best(limit)
+        if k == 0:
+            self._plain_run += 1
+            if self._plain_run >= self._probe_gap:  # cheap probe: the best draft the model knows
+                self._probing = True
+                return self._pick(max(1, min(limit, self._best_draft(limit))))
+            self._deep_plain = self._probe_gap - self._plain_run > self.warm
+            return self._pick(0)
+        self._plain_run = 0
+        self._probe_gap = self.probe_first
+        if self._decisions % self.explore_every == 0:  # keep the neighbours' costs and odds fresh
+            self._explore_flip = (self._explore_flip + 1) % 3
+            k2 = (k + 1, k - 1, 0)[self._explore_flip]  # 0: a fed plain step, so plain stays priced
+            # only a length that could be near the best is worth a step (a plain step on a GPU
+            # costs almost a whole draft step and brings one token)
+            if 0 <= k2 <= limit and (self.rate(k2) or 0.0) >= self.explore_within * (self.rate(k) or 0.0):
+                return self._pick(k2)
+        return self._pick(k)
+
+    def _sweep_next(self, limit: int) -> int | None:
+        """Once per loaded model, price a few sizes before trusting the table: the longest draft, a
+        plain step, then halves down to 1, each twice (a size's first call also builds its graph
+        and is dropped). Interpolating from the longest draft alone misprices short drafts on
+        compute-bound quants, where they are the only ones that pay. A draft whose longest blocks
+        were never accepted at all skips the rest: no shorter draft can then beat a plain step."""
+        if self._sweep is None:
+            sizes = [self.k_max, 0]
+            k = self.k_max // 2
+            while k >= 1:
+                sizes.append(k)
+                k = 2 if k > 2 and k // 2 < 2 else k // 2
+            self._sweep = list(dict.fromkeys(sizes))
+        while self._sweep:
+            k = self._sweep[0]
+            done = self.verify.count(1) >= 2 if k == 0 else self.draft.count(k) >= 2
+            if k > 0 and self.draft.count(self.k_max) >= 2 and self.profile.success[1] == 0:
+                done = True  # nothing accepted yet: the sweep cannot find a length that pays
+            if not done:
+                return min(k, limit)
+            self._sweep.pop(0)
+        return None
+
+    def _best_draft(self, limit: int) -> int:
+        p = self.profile.p()
+        rates = [(self.rate(k, p) or 0.0, -k) for k in range(1, limit + 1)]
+        return -max(rates)[1]
+
+    def _pick(self, k: int) -> int:
+        self._last_k = k
+        return k
+
+    def needs_features(self) -> bool:
+        """Whether the plain step just chosen must feed the draft (False deep in a plain run: the
+        draft's context then has gaps, which costs a probe some acceptance, never correctness)."""
+        return not self._deep_plain
+
+    def record(
+        self, k: int, n_accepted: int, draft_seconds: float, verify_seconds: float, fed: bool = True
+    ) -> None:
+        """What the step of k drafted tokens did: accepted count and its two costs."""
+        if k == 0 and not fed:
+            self.bare.observe(1, verify_seconds)
+            return
+        self.verify.observe(k + 1, verify_seconds)
+        if k == 0:
+            return
+        self.draft.observe(k, draft_seconds)
+        self.profile.observe(k, n_accepted)
+        if self._probing:
+            self._plain_run = 0
+            if self.best(self.k_max) == 0:  # the probe did not pay: wait longer, unless it came close
+                plain, draft = self.rate(0) or 0.0, self.rate(self._best_draft(self.k_max)) or 0.0
+                if draft < self.close_call * plain:
+                    self._probe_gap = min(self._probe_gap * 2, self.probe_max)
+                else:
+                    self._probe_gap = self.probe_first
+            self._probing = False
+
+
+class FixedPolicy:
+    """Always the same length (the pinned setting, and what benchmarks compare against)."""
+
+    def __init__(self, k: int) -> None:
+        self.k_max = k
+
+    def choose(self, limit: int) -> int:
+        return max(0, min(limit, self.k_max))
+
+    def needs_features(self) -> bool:
+        return True
+
+    def record(self, k: int, n_accepted: int, draft_seconds: float, verify_seconds: float, fed: bool = True) -> None:
+        pass

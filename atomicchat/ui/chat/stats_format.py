@@ -1,0 +1,93 @@
+"""Numbers for the acceptance/speedup indicator, kept free of Qt so they are easy to test.
+
+Speedup is reply tokens/s over the measured target-only tokens/s of the same model on the same
+machine; the baseline is measured automatically once per model after it loads. No speedup is
+shown before that (a guess would be wrong on a CPU, where a wide verify costs more than one token),
+and no rate is shown for a span too short to measure (atomicchat.stats.MIN_RATE_*).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from atomicchat.store.records import ReplyStats
+
+
+def speedup(stats: ReplyStats, baseline_tps: float | None) -> float | None:
+    """Measured speedup of a DFlash reply over target-only on this machine, or None."""
+    if not stats.used_draft or not stats.has_rate or not baseline_tps or baseline_tps <= 0:
+        return None
+    return stats.tokens_per_second / baseline_tps
+
+
+@dataclass(frozen=True)
+class StatsText:
+    speed: str  # "123.4 tok/s" or "1 token"
+    acceptance: str  # "acceptance 63% (120/190)" or ""
+    tau: str  # "τ 3.41" or ""
+    speedup: str  # "1.40× vs target-only (23 tok/s, measured)" / "slower than target-only: 0.60× ..." / ""
+    mode: str  # "DFlash" / "target only"
+    slower: bool = False  # DFlash measured slower than the target alone: offer to turn it off
+    drafting: str = ""  # what the adaptive draft length did: "drafts 4.2/step · 12% plain steps"
+
+
+def drafting_text(stats: ReplyStats) -> str:
+    """Mean drafted tokens per drafting step and the share of plain target steps the policy took."""
+    steps = max(stats.n_steps - 1, 0)  # the first token comes from the prompt, not a step
+    if not steps:
+        return ""
+    plain = (steps - stats.n_draft_steps) / steps
+    parts = [f"drafts {stats.mean_draft_length:.1f}/step"] if stats.n_draft_steps else ["no drafts"]
+    if plain >= 0.005:
+        parts.append(f"{plain:.0%} plain steps")
+    return " · ".join(parts)
+
+
+def _count(n: int) -> str:
+    return f"{n} token{'s' if n != 1 else ''}"
+
+
+def format_stats(stats: ReplyStats, baseline_tps: float | None) -> StatsText:
+    speed = f"{stats.tokens_per_second:.1f} tok/s" if stats.has_rate else _count(stats.n_generated)
+    if not stats.used_draft:
+        return StatsText(speed, "", "", "", "target only")
+    acc = (
+        f"acceptance {stats.acceptance:.0%} ({stats.n_accepted}/{stats.n_drafted})"
+        if stats.n_drafted
+        else "acceptance –"
+    )
+    tau = f"τ {stats.tau:.2f}"
+    d = drafting_text(stats)
+    s = speedup(stats, baseline_tps)
+    if s is None:
+        return StatsText(speed, acc, tau, "", "DFlash", drafting=d)
+    base = f"{baseline_tps:.0f} tok/s" if baseline_tps and baseline_tps >= 10 else f"{baseline_tps:.1f} tok/s"
+    if s < 1.0:
+        return StatsText(speed, acc, tau, f"slower than target-only: {s:.2f}× ({base}, measured)", "DFlash", True, d)
+    return StatsText(speed, acc, tau, f"{s:.2f}× vs target-only ({base}, measured)", "DFlash", drafting=d)
+
+
+def stats_tooltip(stats: ReplyStats, baseline_tps: float | None) -> str:
+    lines = [
+        f"Generated {stats.n_generated} tokens in {stats.generate_seconds:.2f} s "
+        f"(prompt {stats.n_prompt} tokens, {stats.n_prompt_cached} reused, prefill {stats.prefill_seconds:.2f} s)."
+    ]
+    if stats.used_draft:
+        lines.append(
+            f"Acceptance: {stats.n_accepted} of {stats.n_drafted} drafted tokens were accepted. "
+            f"τ: {stats.tau:.2f} tokens per target step on average ({stats.n_draft_steps} draft steps)."
+        )
+        d = drafting_text(stats)
+        if d:
+            lines.append(
+                f"Draft length: chosen each step from the measured cost of drafting and verifying on this "
+                f"machine and how often drafts were accepted ({d}); a plain step drafts nothing."
+            )
+        if baseline_tps:
+            lines.append(f"Speedup against the measured target-only speed of {baseline_tps:.1f} tok/s on this machine.")
+        else:
+            lines.append("The speedup appears once the target-only speed on this machine is measured (done once, "
+                         "automatically, after the model loads).")
+    if stats.device:
+        lines.append(f"Device: {stats.device}.")
+    return "\n".join(lines)

@@ -1,0 +1,253 @@
+"""The one long-lived engine thread (the pattern of GPT4All's ChatLLM).
+
+`EngineWorker` lives on a QThread and owns the Engine; every engine call happens there. The
+window talks to it only through `EngineHost` (atomicchat.ui.engine.host): requests go in as queued
+signals, results come back as queued signals delivered on the UI thread.
+Stopping is the one exception: a generation loop does not return to the event loop, so cancel()
+sets a thread-safe flag that the engine polls between steps.
+Nothing raised inside the worker escapes it: every failure becomes a `WorkerFailure` signal and
+the worker keeps serving the next request.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from PySide6.QtCore import QObject, QThread, Signal, Slot
+
+from atomicchat.engine.errors import DraftMismatchError, EngineError, MissingSymbolError, UnsupportedDraftError
+from atomicchat.engine.requests import gen_params
+from atomicchat.engine.types import EngineConfig, Finished
+from atomicchat.stats import COUNTER_NAMES
+from atomicchat.store.records import ReplyStats
+from atomicchat.ui.engine.worker_types import (
+    BaselineResult,
+    GenRequest,
+    GenResult,
+    ModelReady,
+    StreamChunk,
+    WorkerFailure,
+    _Pending,
+)
+
+log = logging.getLogger(__name__)
+
+EngineFactory = Callable[[EngineConfig, Callable[[str, float], None]], Any]  # (config, progress) -> Engine
+BASELINE_PROMPT = "Write one short paragraph about the sea."
+BASELINE_TOKENS = 64
+CHUNK_INTERVAL_S = 0.016  # batch steps into at most ~60 signals per second
+
+
+def _default_factory(config: EngineConfig, progress: Callable[[str, float], None]) -> Any:
+    """The engine in a supervised child process: a native abort, hang or out-of-memory kill there
+    ends the child, never the window (atomicchat.engine.proc)."""
+    from atomicchat.engine.proc import EngineProcess
+
+    return EngineProcess(config, progress=progress)
+
+
+def _is_crash(exc: BaseException) -> bool:
+    from atomicchat.engine.proc import EngineCrashed
+
+    return isinstance(exc, EngineCrashed)
+
+
+def stats_from_engine(gs: Any) -> ReplyStats:
+    """A snapshot of the engine's running GenStats (which it keeps mutating)."""
+    return ReplyStats(**{name: getattr(gs, name) for name in COUNTER_NAMES})
+
+
+def _user_message(exc: BaseException) -> str:
+    if isinstance(exc, EngineError):
+        return str(exc)
+    if isinstance(exc, MemoryError):
+        return "The computer ran out of memory. Try a smaller model or a smaller context size."
+    return f"The engine stopped with an unexpected error ({type(exc).__name__}: {exc}). You can try again."
+
+
+class EngineWorker(QObject):
+    ready = Signal(object)  # ModelReady
+    loading = Signal(str, float)  # stage, 0..1
+    chunk = Signal(object)  # StreamChunk
+    finished = Signal(object)  # GenResult
+    baseline = Signal(object)  # BaselineResult
+    failed = Signal(object)  # WorkerFailure
+
+    def __init__(self, engine_factory: EngineFactory | None = None, chunk_interval: float = CHUNK_INTERVAL_S) -> None:
+        super().__init__()
+        self._factory = engine_factory or _default_factory
+        self._interval = chunk_interval
+        self._engine: Any = None
+        self._request: EngineConfig | None = None
+        self._lock = threading.Lock()
+        self._cancelled: set[int] = set()
+
+    # called from the UI thread ---------------------------------------------------------------
+    def cancel(self, req_id: int) -> None:
+        with self._lock:
+            self._cancelled.add(req_id)
+
+    def _is_cancelled(self, req_id: int) -> bool:
+        with self._lock:
+            return req_id in self._cancelled
+
+    def _forget(self, req_id: int) -> None:
+        with self._lock:
+            self._cancelled.discard(req_id)
+
+    # worker-thread slots ------------------------------------------------------------------
+    @Slot(object)
+    def load(self, req: EngineConfig) -> None:
+        if self._engine is not None and self._request == req:
+            self.ready.emit(ModelReady(req, self._engine.info))
+            return
+        self._close_engine()
+        warning = ""
+        try:
+            try:
+                engine = self._make(req)
+            except (DraftMismatchError, UnsupportedDraftError, MissingSymbolError) as exc:
+                if req.draft_path is None:
+                    raise
+                warning = f"The draft was not loaded: {exc} The target runs alone (no speedup)."
+                req = replace(req, draft_path=None)
+                engine = self._make(req)
+        except BaseException as exc:  # noqa: BLE001 - the worker must survive anything
+            log.warning("model load failed", exc_info=True)
+            self.failed.emit(WorkerFailure(0, "load", _user_message(exc)))
+            return
+        self._engine, self._request = engine, req
+        self.ready.emit(ModelReady(req, engine.info, warning))
+
+    def _make(self, config: EngineConfig) -> Any:
+        last = [0.0]
+
+        def progress(stage: str, value: float) -> None:
+            now = time.monotonic()
+            if now - last[0] >= 0.05 or value >= 1.0:
+                last[0] = now
+                self.loading.emit(stage, float(value))
+
+        return self._factory(config, progress)
+
+    @Slot(object)
+    def generate(self, req: GenRequest) -> None:
+        try:
+            if self._engine is None:
+                raise EngineError("No model is loaded yet. Pick one in the model manager (Ctrl+M).")
+            if self._is_cancelled(req.req_id):
+                self.finished.emit(GenResult(req.req_id, "cancelled", ReplyStats()))
+                return
+            self._run_generation(req)
+        except BaseException as exc:  # noqa: BLE001
+            log.warning("generation failed", exc_info=True)
+            self.failed.emit(WorkerFailure(req.req_id, self._kind(exc, "generate"), _user_message(exc)))
+        finally:
+            self._forget(req.req_id)
+
+    def _kind(self, exc: BaseException, kind: str) -> str:
+        """"crash" when the engine process died or hung: it is gone, the model must be loaded again."""
+        if _is_crash(exc):
+            self._close_engine()
+            return "crash"
+        return kind
+
+    def _run_generation(self, req: GenRequest) -> None:
+        from atomicchat.engine.context_fit import fit_chat
+
+        eng, params = self._engine, req.params
+        reserve = min(params.max_tokens, max(16, eng.n_ctx // 4))
+        tokens, dropped = fit_chat(eng, req.messages, reserve, enable_thinking=req.enable_thinking)
+        pending, chars, last_emit, stats = _Pending(), 0, time.monotonic(), None
+        try:
+            for ev in eng.generate(tokens, params, should_stop=lambda: self._is_cancelled(req.req_id)):
+                if isinstance(ev, Finished):
+                    self._flush(req.req_id, pending, stats_from_engine(ev.stats))
+                    self.finished.emit(GenResult(req.req_id, ev.reason, stats_from_engine(ev.stats), dropped))
+                    return
+                stats = ev.stats
+                n = ev.draft_chars  # exact: the engine decodes the accepted prefix separately
+                if n:
+                    if pending.draft_spans and pending.draft_spans[-1][1] == chars:
+                        pending.draft_spans[-1] = (pending.draft_spans[-1][0], chars + n)
+                    else:
+                        pending.draft_spans.append((chars, chars + n))
+                chars += len(ev.text)
+                pending.text.append(ev.text)
+                pending.step_accepted.append(int(ev.n_accepted))
+                now = time.monotonic()
+                if now - last_emit >= self._interval:
+                    self._flush(req.req_id, pending, stats_from_engine(ev.stats))
+                    pending, last_emit = _Pending(), now
+        except BaseException:
+            if stats is not None:  # show what was decoded before the failure
+                self._flush(req.req_id, pending, stats_from_engine(stats))
+            raise
+        final = stats_from_engine(stats) if stats is not None else ReplyStats()
+        self._flush(req.req_id, pending, final)
+        self.finished.emit(GenResult(req.req_id, "eos", final, dropped))
+
+    def _flush(self, req_id: int, pending: _Pending, stats: ReplyStats) -> None:
+        if pending.empty():
+            return
+        self.chunk.emit(StreamChunk(req_id, "".join(pending.text), pending.step_accepted, pending.draft_spans, stats))
+
+    @Slot(int, int)
+    def measure_baseline(self, req_id: int, max_tokens: int = BASELINE_TOKENS) -> None:
+        """Target-only speed on a fixed prompt: the denominator of the speedup figure."""
+        try:
+            if self._engine is None:
+                raise EngineError("Load a model before measuring its baseline speed.")
+            eng = self._engine
+            tokens = eng.chat_prompt([{"role": "user", "content": BASELINE_PROMPT}], enable_thinking=False)
+            params = gen_params(max_tokens=max_tokens, temperature=0.0, use_draft=False)
+            final = None
+            for ev in eng.generate(tokens, params, should_stop=lambda: self._is_cancelled(req_id)):
+                if isinstance(ev, Finished):
+                    final = ev
+            if final is None or final.reason == "cancelled" or final.stats.n_generated < 4:
+                raise EngineError("The baseline measurement was stopped or produced too few tokens; try again.")
+            self.baseline.emit(
+                BaselineResult(
+                    req_id, float(final.stats.tokens_per_second), int(final.stats.n_generated), str(eng.info.device)
+                )
+            )
+        except BaseException as exc:  # noqa: BLE001
+            # a sentence for the log; the traceback only for what no sentence was written for
+            log.warning("baseline failed: %s", exc, exc_info=not isinstance(exc, EngineError))
+            self.failed.emit(WorkerFailure(req_id, self._kind(exc, "baseline"), _user_message(exc)))
+        finally:
+            self._forget(req_id)
+
+    @Slot(object)
+    def serve(self, job: Any) -> None:
+        """A local-API job (atomicchat.server.backend.Job), in turn with chat replies on this thread."""
+        from atomicchat.server.backend import Failed, run_job
+        from atomicchat.server.protocol import ApiError
+
+        if job.cancel.is_set():
+            job.emit(Failed(ApiError(499, "The client closed the request.", code="cancelled")))
+        elif self._engine is None:
+            job.emit(Failed(ApiError(503, "No model is loaded in Atomic Chat yet.", "server_error", "model_not_loaded")))
+        else:
+            run_job(self._engine, job)
+
+    @Slot()
+    def shutdown(self) -> None:
+        self._close_engine()
+        thread = QThread.currentThread()
+        if thread is not None:
+            thread.quit()
+
+    def _close_engine(self) -> None:
+        eng, self._engine, self._request = self._engine, None, None
+        if eng is not None:
+            try:
+                eng.close()
+            except Exception:  # noqa: BLE001 - closing must never take the worker down
+                log.warning("engine close failed", exc_info=True)

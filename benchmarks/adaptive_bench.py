@@ -1,0 +1,298 @@
+"""Adaptive draft length against every fixed one, target-only and llama-server, side by side in one run.
+
+For each case (a model pair, a prompt kind) one engine with the draft and one without are loaded, and
+every configuration runs every prompt in an interleaved, rotating order, so a busy neighbour hurts all
+of them alike:
+  target-only      the target alone (no draft loaded)
+  fixed k          DFlash with the draft length pinned to k (GenParams.draft_max = k)
+  adaptive         DFlash with the engine's policy (atomicchat/engine/draft_policy.py), learning as it
+                   runs: its cost table and acceptance profile persist across the case's prompts, as
+                   they do in the app for a loaded model
+  server k         llama-server (same vendored llama.cpp, `--spec-draft-n-max k`), with --server and the
+                   k llama.cpp's own default uses (the draft's block size - 1), and the best fixed k seen
+tokens/s = generated tokens / seconds from the first generated token to the last, summed over the case's
+prompts (llama-server: its predicted_n / predicted_ms). Greedy; every DFlash output must equal the
+target-only output token for token, or the run fails.
+
+Cases: the bundled demo pair as F32 (shipped), F16 and Q8_0 (converted once into the cache with
+llama.cpp's quantize API), code and prose prompts; and `atomicchat bench`'s generated pairs
+(tiny-llama, tiny-llama-own, tiny-qwen35), whose random drafts are accepted ~0% of the time.
+
+    .venv/bin/python benchmarks/adaptive_bench.py                     # everything, 1 thread
+    .venv/bin/python benchmarks/adaptive_bench.py --cases demo-f32 --server --json out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from atomicchat.engine import Engine, EngineConfig, Finished, GenParams  # noqa: E402
+
+CODE_PROMPTS = [
+    "Write a Python function `read_config` that parses an INI file.",
+    "Show me the `dedent` function from the `textwrap` module.",
+    "Write a Python class `LRUCache`.",
+    "How is `urljoin` implemented in `urllib.parse`?",
+    "Return a list of all the files in a directory tree.",
+    "Implement `quote(s, safe)` in Python.",
+]
+PROSE_PROMPTS = [
+    "Explain in a few sentences why the sky is blue.",
+    "Write a short story about a lighthouse keeper.",
+    "What are the benefits of regular exercise?",
+    "Describe the city of Paris to a visitor.",
+    "Give me three tips for learning a new language.",
+    "Summarise the causes of the French Revolution.",
+]
+ALL_CASES = ("demo-f32", "demo-f16", "demo-q8_0", "tiny-llama", "tiny-llama-own", "tiny-qwen35")
+
+
+def _bench():
+    """The `atomicchat bench` helpers (pairs, llama-server), from wherever this checkout keeps them."""
+    for path in (ROOT / "benchmarks" / "bench.py", ROOT / "atomicchat" / "bench.py"):
+        if path.exists():
+            name = "atomicchat_bench_helpers"
+            if name in sys.modules:
+                return sys.modules[name]
+            spec = importlib.util.spec_from_file_location(name, path)
+            assert spec is not None and spec.loader is not None
+            mod = importlib.util.module_from_spec(spec)
+            sys.modules[name] = mod
+            spec.loader.exec_module(mod)
+            return mod
+    raise SystemExit("adaptive_bench: the bench helpers (bench.py) are missing from this checkout")
+
+
+@dataclass
+class Case:
+    name: str
+    target: Path
+    draft: Path
+    prompts: list[str] | None  # None: random token ids (the generated pairs have no real vocabulary)
+    kind: str
+
+
+@dataclass
+class Tally:
+    tokens: int = 0
+    seconds: float = 0.0
+    drafted: int = 0
+    accepted: int = 0
+    draft_steps: int = 0
+    steps: int = 0
+    outputs: list[list[int]] = field(default_factory=list)
+
+    def add(self, fin: Finished) -> None:
+        s = fin.stats
+        self.tokens += max(s.n_generated - 1, 0)
+        self.seconds += s.generate_seconds
+        self.drafted += s.n_drafted
+        self.accepted += s.n_accepted
+        self.draft_steps += s.n_draft_steps
+        self.steps += max(s.n_steps - 1, 0)
+        self.outputs.append(list(fin.tokens))
+
+    @property
+    def tps(self) -> float:
+        return self.tokens / self.seconds if self.seconds > 0 else 0.0
+
+
+def quantized(src: Path, ftype_name: str, cache: Path) -> Path:
+    """`src` converted with llama.cpp's quantize API (cached by name)."""
+    import llama_cpp
+
+    out = cache / f"{src.stem.split('.')[0]}.{ftype_name.upper()}.gguf"
+    if out.exists():
+        return out
+    cache.mkdir(parents=True, exist_ok=True)
+    ftype = {"f16": llama_cpp.LLAMA_FTYPE_MOSTLY_F16, "q8_0": llama_cpp.LLAMA_FTYPE_MOSTLY_Q8_0}[ftype_name]
+    p = llama_cpp.llama_model_quantize_default_params()
+    p.ftype = ftype
+    p.nthread = 1
+    tmp = out.with_suffix(".partial")
+    rc = llama_cpp.llama_model_quantize(str(src).encode(), str(tmp).encode(), p)
+    if rc != 0:
+        raise SystemExit(f"adaptive_bench: quantizing {src} to {ftype_name} failed ({rc})")
+    tmp.replace(out)
+    return out
+
+
+def cases(names: list[str], cache: Path) -> list[Case]:
+    from atomicchat.demo import demo_draft_path, demo_target_path
+
+    b = _bench()
+    out: list[Case] = []
+    tiny = [n for n in names if n.startswith("tiny-")]
+    for p in b.tiny_pairs(tiny, cache) if tiny else []:
+        out.append(Case(p.name, p.target, p.draft, None, "random ids, ~0% acceptance"))
+    for n in names:
+        if not n.startswith("demo-"):
+            continue
+        fmt = n.split("-", 1)[1]
+        target = Path(demo_target_path())
+        if fmt != "f32":
+            target = quantized(target, fmt, cache)
+        for kind, prompts in (("code", CODE_PROMPTS), ("prose", PROSE_PROMPTS)):
+            out.append(Case(f"{n} {kind}", target, Path(demo_draft_path()), prompts, kind))
+    return out
+
+
+def run(eng: Engine, prompt: list[int], max_tokens: int, use_draft: bool, draft_max: int | None) -> Finished:
+    eng.reset()  # every run pays the same prefill; the adaptive policy's learning is kept
+    fin = None
+    for ev in eng.generate(prompt, GenParams(max_tokens=max_tokens, use_draft=use_draft, draft_max=draft_max)):
+        if isinstance(ev, Finished):
+            fin = ev
+    assert fin is not None
+    return fin
+
+
+def bench_case(case: Case, a: argparse.Namespace, server_bin: Path | None) -> dict[str, Any]:
+    cfg = dict(n_ctx=a.ctx, n_gpu_layers=0, n_threads=a.threads)
+    base = Engine(EngineConfig(case.target, None, **cfg))
+    spec = Engine(EngineConfig(case.target, case.draft, **cfg))  # no pinned length: adaptive by default
+    servers: dict[str, Any] = {}
+    try:
+        if case.prompts is None:
+            prompts = _bench().tiny_prompts(a.prompts, base.n_vocab)
+        else:
+            prompts = [base.chat_prompt([{"role": "user", "content": t}]) for t in case.prompts[: a.prompts]]
+        kmax = spec.draft_max
+        ks = sorted({k for k in (1, 2, 3, 4, 5, 6, 7, 10, kmax) if k <= kmax})
+        configs: list[tuple[str, bool, int | None]] = [("target-only", False, None)]
+        configs += [(f"fixed {k}", True, k) for k in ks] + [("adaptive", True, None)]
+        tallies = {name: Tally() for name, _, _ in configs}
+        if server_bin is not None:
+            b = _bench()
+            for k in sorted({kmax, min(3, kmax)}):
+                srv = b.Server(
+                    lambda port, k=k: b.server_command(server_bin, case.target, case.draft, port=port,
+                                                       threads=a.threads, n_ctx=a.ctx, n_batch=512, n_max=k),
+                    Path(a.logs) / f"server-{case.name.replace(' ', '_')}-{k}.log",
+                )
+                servers[f"server {k}"] = srv
+                tallies[f"server {k}"] = Tally()
+        order = [c[0] for c in configs] + list(servers)
+        spec_of = {name: (ud, dm) for name, ud, dm in configs}
+        for rep in range(a.repeats):
+            for pi, prompt in enumerate(prompts):
+                r = (rep * len(prompts) + pi) % len(order)
+                for name in order[r:] + order[:r]:  # rotate: no configuration always runs first
+                    if name in servers:
+                        res = _bench().run_server(servers[name], prompt, a.max_tokens)
+                        t = tallies[name]
+                        n = max(len(res["tokens"]) - 1, 0)  # predicted_per_second is (n - 1) / span, as ours
+                        t.tokens += n
+                        t.seconds += n / res["server_tps"] if res["server_tps"] > 0 else 0.0
+                        t.drafted += res["drafted"]
+                        t.accepted += res["accepted"]
+                        t.outputs.append(res["tokens"])
+                        continue
+                    ud, dm = spec_of[name]
+                    tallies[name].add(run(spec if ud else base, prompt, a.max_tokens, ud, dm))
+        ref = tallies["target-only"].outputs
+        for name, t in tallies.items():
+            if t.outputs != ref:
+                bad = next(i for i, (x, y) in enumerate(zip(t.outputs, ref)) if x != y)
+                raise SystemExit(f"adaptive_bench: {case.name} {name}: tokens differ from target-only at run {bad}")
+        if tallies["target-only"].tokens == 0:
+            raise SystemExit(f"adaptive_bench: {case.name}: nothing was generated")
+        pol = spec.policy
+        return {
+            "case": case.name,
+            "kind": case.kind,
+            "k_max": kmax,
+            "configs": {n: {"tps": t.tps, "tokens": t.tokens, "seconds": t.seconds, "drafted": t.drafted,
+                            "accepted": t.accepted, "draft_steps": t.draft_steps, "steps": t.steps}
+                        for n, t in tallies.items()},
+            "policy_verify_ms": {k: round(v * 1e3, 3) for k, v in sorted(pol.verify.values.items())} if pol else {},
+            "policy_draft_ms": {k: round(v * 1e3, 3) for k, v in sorted(pol.draft.values.items())} if pol else {},
+            "policy_p": [round(x, 3) for x in pol.profile.p()[1:]] if pol else [],
+        }
+    finally:
+        for s in servers.values():
+            s.close()
+        spec.close()
+        base.close()
+
+
+def table(results: list[dict[str, Any]], load: tuple[float, float, float]) -> str:
+    lines = [f"load average at start {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; tok/s (ratio to target-only)"]
+    hdr = f"{'case':<22} {'target-only':>11} {'best fixed':>17} {'adaptive':>15} {'mean k':>6} {'plain%':>6} {'ad/best':>7} {'server':>22}"
+    lines.append(hdr)
+    for r in results:
+        c = r["configs"]
+        base = c["target-only"]["tps"]
+        fixed = {n: v for n, v in c.items() if n.startswith("fixed")}
+        best_name = max(fixed, key=lambda n: fixed[n]["tps"])
+        best = max(base, fixed[best_name]["tps"])
+        ad = c["adaptive"]
+        steps = max(ad["steps"], 1)
+        mean_k = ad["drafted"] / ad["draft_steps"] if ad["draft_steps"] else 0.0
+        plain = 100.0 * (steps - ad["draft_steps"]) / steps
+        srv = [f"k{n.split()[1]} {v['tps']:.0f}" for n, v in c.items() if n.startswith("server")]
+        lines.append(
+            f"{r['case']:<22} {base:>11.1f} {fixed[best_name]['tps']:>7.1f} ({best_name:>7}) "
+            f"{ad['tps']:>7.1f} ({ad['tps'] / base:.2f}x) {mean_k:>6.2f} {plain:>5.0f}% {ad['tps'] / best:>7.3f} "
+            f"{', '.join(srv) or '-':>22}"
+        )
+    lines.append("")
+    lines.append("every configuration, tok/s:")
+    for r in results:
+        cells = ", ".join(f"{n} {v['tps']:.0f}" for n, v in r["configs"].items())
+        lines.append(f"  {r['case']}: {cells}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--cases", default=",".join(ALL_CASES), help=f"comma-separated, from {', '.join(ALL_CASES)}")
+    ap.add_argument("--prompts", type=int, default=6)
+    ap.add_argument("--repeats", type=int, default=1)
+    ap.add_argument("--max-tokens", type=int, default=128)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--ctx", type=int, default=2048)
+    ap.add_argument("--server", action="store_true", help="also llama-server (must be built: atomicchat bench builds it)")
+    ap.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "atomicchat" / "bench-models")
+    ap.add_argument("--logs", type=Path, default=Path.home() / ".cache" / "atomicchat" / "bench-logs")
+    ap.add_argument("--json", type=Path, default=None)
+    a = ap.parse_args(argv)
+    names = [n.strip() for n in a.cases.split(",") if n.strip()]
+    unknown = [n for n in names if n not in ALL_CASES]
+    if unknown or not names:
+        ap.error(f"unknown case(s) {unknown}; choose from {', '.join(ALL_CASES)}")
+    server_bin = None
+    if a.server:
+        b = _bench()
+        src = b.find_llama_src(None, Path.home() / ".cache" / "atomicchat")
+        server_bin, _ = b.ensure_server(src, Path.home() / ".cache" / "atomicchat", build=False)
+        a.logs.mkdir(parents=True, exist_ok=True)
+    load = os.getloadavg()
+    t0 = time.time()
+    results = []
+    for case in cases(names, a.cache):
+        print(f"[{case.name}] ...", file=sys.stderr, flush=True)
+        results.append(bench_case(case, a, server_bin))
+    if not results:
+        print("adaptive_bench: no case ran", file=sys.stderr)
+        return 1
+    print(table(results, load))
+    print(f"\n{time.time() - t0:.0f} s; load average at end {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    if a.json:
+        a.json.write_text(json.dumps({"load": load, "results": results}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,167 @@
+"""The adaptive draft-length policy, replayed on cost/acceptance traces (no llama.cpp involved).
+
+A step that drafts k tokens accepts min(k, m) of them, where m is the step's match length from the
+trace; it costs draft(k) + verify(k + 1). A plain step costs verify(1), less the draft feed when the
+policy skips it. The recorded traces come from the demo pair on this machine
+(benchmarks/record_policy_trace.py); the synthetic ones stand for a GPU (verify of 16 tokens barely
+dearer than one), a compute-bound CPU quant, and a draft that never fits.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from atomicchat.engine.draft_policy import AcceptanceProfile, CostTable, DraftPolicy, FixedPolicy
+
+DATA = Path(__file__).parent / "data"
+
+
+def simulate(
+    policy,
+    verify: Callable[[int], float],
+    draft: Callable[[int], float],
+    matches: Iterator[int],
+    n_tokens: int = 3000,
+    feed: float = 0.0,
+    k_limit: int | None = None,
+) -> tuple[float, list[int]]:
+    """Tokens per second the policy reaches on the trace, and the k it chose each step."""
+    tokens, seconds, chosen = 0, 0.0, []
+    limit = policy.k_max if k_limit is None else k_limit
+    while tokens < n_tokens:
+        m = next(matches)
+        k = policy.choose(limit)
+        chosen.append(k)
+        if k == 0:
+            fed = policy.needs_features()
+            dt = verify(1) + (feed if fed else 0.0)
+            policy.record(0, 0, 0.0, dt, fed=fed)
+            tokens, seconds = tokens + 1, seconds + dt
+        else:
+            acc = min(k, m)
+            d, v = draft(k) + feed * (acc + 1) ** 0.5, verify(k + 1)
+            policy.record(k, acc, d, v)
+            tokens, seconds = tokens + acc + 1, seconds + d + v
+    return tokens / seconds, chosen
+
+
+def geometric(p: float, cap: int, seed: int = 0) -> Iterator[int]:
+    """Match lengths where each next token is accepted with probability p."""
+    rng = random.Random(seed)
+    while True:
+        m = 0
+        while m < cap and rng.random() < p:
+            m += 1
+        yield m
+
+
+def best_fixed(verify, draft, trace: Callable[[], Iterator[int]], k_max: int, feed: float = 0.0) -> float:
+    return max(simulate(FixedPolicy(k), verify, draft, trace(), feed=feed)[0] for k in range(0, k_max + 1))
+
+
+def cpu_costs(per_token: float, fixed: float):
+    return (lambda n: fixed + per_token * n), (lambda k: 0.2 * fixed + 0.05 * per_token * (k + 1))
+
+
+# ---------------------------------------------------------------------------------------------- parts
+
+
+def test_cost_table_median_ignores_a_first_call_outlier():
+    t = CostTable()
+    t.observe(4, 0.050)  # the first call of a size also builds its graph
+    for _ in range(4):
+        t.observe(4, 0.002)
+    assert t.estimate(4) == pytest.approx(0.002)
+
+
+def test_cost_table_interpolates_and_extrapolates():
+    t = CostTable()
+    t.observe(1, 1.0)
+    t.observe(5, 3.0)
+    assert t.estimate(3) == pytest.approx(2.0)
+    assert t.estimate(9) == pytest.approx(5.0)  # the slope of the two largest sizes
+    assert CostTable().estimate(3) is None
+    one = CostTable()
+    one.observe(4, 2.0)
+    assert one.estimate(8) == pytest.approx(4.0)  # one size only: proportional
+    assert one.estimate(2) == pytest.approx(2.0)  # never cheaper than the smallest seen
+
+
+def test_profile_is_conditional_on_the_previous_position():
+    p = AcceptanceProfile(k_max=4, decay=1.0)
+    for _ in range(50):
+        p.observe(4, 1)  # first position always accepted, second always rejected
+    probs = p.p()
+    assert probs[1] > 0.95 and probs[2] < 0.05
+    assert p.expected_tokens(4) == pytest.approx(1 + probs[1] + probs[1] * probs[2] * (1 + probs[3] + probs[3] * probs[4]), rel=1e-6)
+
+
+# ---------------------------------------------------------------------------------------------- traces
+
+
+def test_zero_acceptance_goes_plain_and_nearly_matches_the_target_alone():
+    verify, draft = cpu_costs(per_token=0.4e-3, fixed=0.6e-3)
+    zeros = lambda: itertools.repeat(0)  # noqa: E731
+    policy = DraftPolicy(k_max=15)
+    rate, chosen = simulate(policy, verify, draft, zeros(), feed=0.2e-3)
+    plain_only = 1.0 / verify(1)
+    assert chosen.count(0) / len(chosen) > 0.95
+    assert rate >= 0.97 * plain_only
+    # the probes space out while they keep failing
+    gaps = [b - a for a, b in itertools.pairwise([i for i, k in enumerate(chosen) if k and i > 8])]
+    assert gaps and gaps[-1] >= 128
+
+
+def test_gpu_like_costs_draft_long():
+    """Verify of k+1 tokens barely dearer than one: drafting the most pays when acceptance is high."""
+    verify = lambda n: 8e-3 + 0.05e-3 * n  # noqa: E731
+    draft = lambda k: 1.0e-3 + 0.02e-3 * k  # noqa: E731
+    trace = lambda: geometric(0.85, 15, seed=1)  # noqa: E731
+    rate, chosen = simulate(DraftPolicy(k_max=15), verify, draft, trace())
+    assert sum(chosen[50:]) / len(chosen[50:]) >= 10
+    assert rate >= 0.97 * best_fixed(verify, draft, trace, 15)
+
+
+def test_compute_bound_quant_drafts_short():
+    """Verify cost proportional to tokens (a CPU quant): only short drafts pay at 60% acceptance."""
+    verify, draft = cpu_costs(per_token=5e-3, fixed=0.5e-3)
+    trace = lambda: geometric(0.6, 15, seed=2)  # noqa: E731
+    rate, chosen = simulate(DraftPolicy(k_max=15), verify, draft, trace())
+    tail = chosen[100:]
+    assert sum(tail) / len(tail) <= 3
+    assert rate >= 0.97 * best_fixed(verify, draft, trace, 15)
+
+
+def test_content_change_from_code_to_a_poor_fit_is_followed():
+    verify, draft = cpu_costs(per_token=1e-3, fixed=4e-3)
+
+    def trace():
+        yield from itertools.islice(geometric(0.9, 15, seed=3), 300)
+        yield from itertools.repeat(0)
+
+    policy = DraftPolicy(k_max=15)
+    _, chosen = simulate(policy, verify, draft, trace(), n_tokens=4000)
+    assert sum(chosen[100:300]) / 200 >= 5  # drafting while it fits
+    assert chosen[400:].count(0) / len(chosen[400:]) > 0.9  # plain once it does not
+
+
+@pytest.mark.parametrize("name", ["policy_trace_demo_f32.json", "policy_trace_demo_q8_0.json"])
+def test_recorded_demo_trace_within_3_percent_of_the_best_fixed_length(name):
+    path = DATA / name
+    rec = json.loads(path.read_text())
+    vm = {int(n): v / 1e3 for n, v in rec["verify_ms"].items()}
+    dm = {int(k): v / 1e3 for k, v in rec["draft_ms"].items()}
+    k_max = rec["k_max"]
+
+    def trace() -> Iterator[int]:
+        return itertools.cycle(rec["matches"])
+
+    rate, chosen = simulate(DraftPolicy(k_max=k_max), vm.__getitem__, dm.__getitem__, trace())
+    best = best_fixed(vm.__getitem__, dm.__getitem__, trace, k_max)
+    assert rate >= 0.97 * best, (rate, best)
