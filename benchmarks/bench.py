@@ -275,6 +275,10 @@ def format_table(report: dict[str, Any]) -> str:
                 )
         if m.get("server_us_per_step") is not None:
             lines.append(f"{'':<14} c per step: {m['server_us_per_step']:.1f} µs (llama-server, all included)")
+        for c, e in (m.get("engine_device") or {}).items():
+            lines.append(
+                f"{'':<14} {c} ran on {e['device']} · sampling {'on the device' if e['device_sampling'] else 'on the host'}"
+            )
         lines.append("")
     return "\n".join(lines)
 
@@ -748,12 +752,14 @@ def bench_pair(pair: Pair, args: argparse.Namespace, cases: list[str], binary: P
     try:
         eng_a = _engine(pair, False, args, threads)
         closers.append(eng_a.close)
+        engines = {"a": eng_a}
         prompts = _prompts_for(pair, eng_a, args.prompts)
         if "a" in cases:
             runners["a"] = lambda p: run_engine(eng_a, p, args.max_tokens)
         if "b" in cases:
             eng_b = _engine(pair, True, args, threads)
             closers.append(eng_b.close)
+            engines["b"] = eng_b
             n_max = eng_b.draft_max
             runners["b"] = lambda p: run_engine(eng_b, p, args.max_tokens)
         else:
@@ -807,7 +813,7 @@ def bench_pair(pair: Pair, args: argparse.Namespace, cases: list[str], binary: P
         summary.update(
             target_path=str(pair.target), draft_path=str(pair.draft), threads=threads, n_max=n_max,
             prompt_lengths=[len(p) for p in prompts], loadavg_per_repeat=[list(x) for x in loads],
-            runs=[r.__dict__ for r in runs],
+            runs=[r.__dict__ for r in runs], engine_device=engine_device(engines, order),
         )  # fmt: skip
         if "c" in summary["cases"] and summary["cases"]["c"]["steps"]:
             c_runs = [r for r in runs if r.case == "c"]
@@ -822,6 +828,46 @@ def bench_pair(pair: Pair, args: argparse.Namespace, cases: list[str], binary: P
     if args.overhead:
         summary["overhead"] = measure_overhead(pair, args, threads, prompts, [c for c in ("a", "b") if c in cases])
     return summary
+
+
+def engine_device(engines: dict[str, Any], order: list[str]) -> dict[str, dict[str, Any]]:
+    """Where each engine case ran and whether it sampled on the device (automatic with GPU layers;
+    device_check.sh fails a GPU run where this says otherwise)."""
+    return {
+        c: {"device": e.info.device, "gpu_layers_used": e.info.gpu_layers_used, "device_sampling": bool(e.device_sampling)}
+        for c, e in engines.items()
+        if c in order
+    }
+
+
+def gpu_report_problems(report: dict[str, Any]) -> list[str]:
+    """What keeps a `--gpu-layers` report from showing the GPU path: an engine case that offloaded no
+    layer or sampled on the host, or no engine case at all. Empty when the report is fine."""
+    problems = []
+    seen = False
+    for m in report.get("models", []):
+        for case, e in (m.get("engine_device") or {}).items():
+            seen = True
+            if not e.get("gpu_layers_used"):
+                problems.append(f"{m.get('name')} case {case}: no layer ran on the GPU ({e.get('device')})")
+            if not e.get("device_sampling"):
+                problems.append(f"{m.get('name')} case {case}: sampling ran on the host, not on the device")
+    if not seen:
+        problems.append("the report has no engine case (a or b)")
+    return problems
+
+
+def _check_gpu_report_main(path: Path) -> int:
+    """`python -m benchmarks.bench --check-gpu-report FILE` (device_check.sh step 6): exit 0 when fine."""
+    report = json.loads(path.read_text())
+    for m in report.get("models", []):
+        for case, e in (m.get("engine_device") or {}).items():
+            print(f"{m.get('name')} case {case}: {e.get('device')}, sampling "
+                  f"{'on the device' if e.get('device_sampling') else 'on the host'}")
+    problems = gpu_report_problems(report)
+    for line in problems:
+        print(f"device_check: {line}", file=sys.stderr)
+    return 1 if problems else 0
 
 
 def measure_overhead(
@@ -991,6 +1037,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--check-gpu-report"] and len(sys.argv) == 3:
+        sys.exit(_check_gpu_report_main(Path(sys.argv[2])))
     from atomicchat.cli import main
 
     sys.exit(main(["bench", *sys.argv[1:]]))

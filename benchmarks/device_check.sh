@@ -6,8 +6,12 @@
 #      Python through --system-site-packages, or from --wheelhouse);
 #   3. builds llama-server with CUDA from the same sdist's vendored llama.cpp (same commit);
 #   4. generates the Qwen3.5-9B stand-in (benchmarks/standin_9b.py) into that venv's work folder;
-#   5. runs `atomicchat bench` cases a-e side by side with every layer on the GPU (--gpu-layers -1)
-#      and prints its table.
+#   5. runs `atomicchat bench` (atomicchat/cli/bench.py, which loads benchmarks/bench.py of this
+#      checkout) cases a-e side by side with every layer on the GPU (--gpu-layers -1) and prints its
+#      table. On-device sampling follows from the offloaded layers (EngineConfig.device_sampling is
+#      None, so it is on when layers run on the GPU); ATOMICCHAT_DEVICE_SAMPLING is unset for the run
+#      so that an inherited 0 cannot turn it off;
+#   6. fails unless every engine case of the report ran on the GPU and sampled on the device.
 # Nothing here runs in CI; tests/benchmarks/test_device_check.py checks --dry-run and the no-GPU
 # failure only. Until the GPU check passes the script uses nothing but bash builtins, so that
 # failure path works with an empty PATH.
@@ -108,7 +112,10 @@ plan() {
     printf '  5. python -m atomicchat bench --target %s --draft %s --cases %s --gpu-layers -1\n' "$target" "$draft" "$cases"
     printf '     --server %s --repeats %s --prompts %s --max-tokens %s --json-out %s\n' \
         "$server" "$repeats" "$prompts" "$max_tokens" "$report"
-    printf '     (n_gpu_layers=-1 for the engine and Llama, -ngl/-ngld 999 for llama-server; one table)\n'
+    printf '     (atomicchat/cli/bench.py loads %s/benchmarks/bench.py; ATOMICCHAT_DEVICE_SAMPLING unset)\n' "$repo"
+    printf '     (n_gpu_layers=-1 for the engine and Llama, -ngl/-ngld 999 for llama-server; one table;\n'
+    printf '      on-device sampling is automatic with GPU layers, EngineConfig.device_sampling=None)\n'
+    printf '  6. check %s: every engine case ran on the GPU with on-device sampling\n' "$report"
 }
 
 gpu_check() { # prints the GPU list, or dies with a sentence
@@ -178,6 +185,14 @@ cd "$repo"
 PYTHONPATH="$repo" "$py" benchmarks/standin_9b.py --out-dir "$models" --threads "$jobs"
 
 printf '== 5. atomicchat bench, cases %s, every layer on the GPU\n' "$cases"
-PYTHONPATH="$repo" "$py" -m atomicchat bench --target "$target" --draft "$draft" --cases "$cases" \
-    --gpu-layers -1 --server "$server" --repeats "$repeats" --prompts "$prompts" \
-    --max-tokens "$max_tokens" --json-out "$report"
+rm -f "$report"
+(
+    unset ATOMICCHAT_DEVICE_SAMPLING
+    PYTHONPATH="$repo" "$py" -m atomicchat bench --target "$target" --draft "$draft" --cases "$cases" \
+        --gpu-layers -1 --server "$server" --repeats "$repeats" --prompts "$prompts" \
+        --max-tokens "$max_tokens" --json-out "$report"
+)
+
+printf '== 6. on-device sampling on the GPU path\n'
+PYTHONPATH="$repo" "$py" -m benchmarks.bench --check-gpu-report "$report" ||
+    die 7 "the GPU path did not run on the GPU with on-device sampling (see above)."

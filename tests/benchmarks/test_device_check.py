@@ -29,7 +29,8 @@ def test_dry_run_prints_the_cuda_build_and_gpu_bench_plan(tmp_path: Path):
     assert r.returncode == 0, r.stderr
     out = r.stdout
     for part in ('CMAKE_ARGS="-DGGML_CUDA=on', "--no-index", "venv", "llama-server", "standin_9b.py",
-                 "atomicchat bench", "--cases a,b,c,d,e", "--gpu-layers -1", "--repeats 2", str(work)):  # fmt: skip
+                 "atomicchat bench", "--cases a,b,c,d,e", "--gpu-layers -1", "--repeats 2", str(work),
+                 f"{ROOT}/benchmarks/bench.py", "ATOMICCHAT_DEVICE_SAMPLING unset", "on-device sampling"):  # fmt: skip
         assert part in out, part
     assert "would stop here" in out  # no nvidia-smi on this PATH
     assert not work.exists()  # a dry run creates nothing
@@ -82,3 +83,16 @@ def test_help_shows_the_usage(tmp_path: Path):
 def test_shellcheck_clean():
     r = subprocess.run(["shellcheck", "-x", str(SCRIPT)], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_the_real_run_calls_this_layouts_paths_and_checks_device_sampling():
+    """The commands past the GPU check (not run here): the bench through `-m atomicchat bench` with the
+    checkout on PYTHONPATH (atomicchat/cli/bench.py loads benchmarks/bench.py), the stand-in generator
+    at benchmarks/standin_9b.py, and step 6 checking the report for on-device sampling."""
+    text = SCRIPT.read_text()
+    assert (ROOT / "benchmarks" / "standin_9b.py").is_file() and "benchmarks/standin_9b.py" in text
+    assert (ROOT / "benchmarks" / "bench.py").is_file() and (ROOT / "atomicchat" / "cli" / "bench.py").is_file()
+    assert '-m atomicchat bench --target "$target"' in text and "--gpu-layers -1" in text
+    assert "unset ATOMICCHAT_DEVICE_SAMPLING" in text
+    assert '-m benchmarks.bench --check-gpu-report "$report"' in text
+    assert "atomicchat/bench.py" not in text.replace("atomicchat/cli/bench.py", "")
