@@ -275,6 +275,10 @@ def format_table(report: dict[str, Any]) -> str:
                 )
         if m.get("server_us_per_step") is not None:
             lines.append(f"{'':<14} c per step: {m['server_us_per_step']:.1f} µs (llama-server, all included)")
+        for c, e in (m.get("engine_device") or {}).items():
+            lines.append(
+                f"{'':<14} {c} ran on {e['device']} · sampling {'on the device' if e['device_sampling'] else 'on the host'}"
+            )
         lines.append("")
     return "\n".join(lines)
 
@@ -308,14 +312,17 @@ def server_command(
     n_ctx: int,
     n_batch: int,
     n_max: int,
+    gpu_layers: int = 0,
 ) -> list[str]:
-    """llama-server flags (names checked in vendor/llama.cpp/common/arg.cpp of this commit)."""
+    """llama-server flags (names checked in vendor/llama.cpp/common/arg.cpp of this commit).
+    gpu_layers: -ngl/-ngld (0: CPU only, the default; negative: all layers, as 999)."""
+    ngl = str(gpu_layers if gpu_layers >= 0 else 999)
     cmd = [
         str(binary), "-m", str(target),
         "--host", "127.0.0.1", "--port", str(port),
         "-c", str(n_ctx), "-b", str(n_batch), "-ub", str(n_batch),
         "-t", str(threads), "-tb", str(threads),
-        "-np", "1", "-ngl", "0", "--no-webui",
+        "-np", "1", "-ngl", ngl, "--no-webui",
     ]  # fmt: skip
     from atomicchat.engine.model import use_extra_buffers
 
@@ -324,7 +331,7 @@ def server_command(
     if draft is not None:
         cmd += [
             "-md", str(draft), "--spec-type", "draft-dflash", "--spec-draft-n-max", str(n_max),
-            "-td", str(threads), "-tbd", str(threads), "-ngld", "0",
+            "-td", str(threads), "-tbd", str(threads), "-ngld", ngl,
         ]  # fmt: skip
     return cmd
 
@@ -644,7 +651,7 @@ def _engine(pair: Pair, with_draft: bool, args: argparse.Namespace, threads: int
             draft_path=pair.draft if with_draft else None,
             n_ctx=args.ctx,
             n_batch=args.batch,
-            n_gpu_layers=0,
+            n_gpu_layers=getattr(args, "gpu_layers", 0),
             n_threads=threads,
             draft_max=args.draft_max if with_draft else None,
         )
@@ -749,12 +756,14 @@ def bench_pair(pair: Pair, args: argparse.Namespace, cases: list[str], binary: P
     try:
         eng_a = _engine(pair, False, args, threads)
         closers.append(eng_a.close)
+        engines = {"a": eng_a}
         prompts = _prompts_for(pair, eng_a, args.prompts)
         if "a" in cases:
             runners["a"] = lambda p: run_engine(eng_a, p, args.max_tokens)
         if "b" in cases:
             eng_b = _engine(pair, True, args, threads)
             closers.append(eng_b.close)
+            engines["b"] = eng_b
             n_max = eng_b.draft_max
             runners["b"] = lambda p: run_engine(eng_b, p, args.max_tokens)
         else:
@@ -765,7 +774,7 @@ def bench_pair(pair: Pair, args: argparse.Namespace, cases: list[str], binary: P
                 srv = Server(
                     lambda port, wd=with_draft: server_command(
                         binary, pair.target, pair.draft if wd else None, port=port, threads=threads,
-                        n_ctx=args.ctx, n_batch=args.batch, n_max=n_max,
+                        n_ctx=args.ctx, n_batch=args.batch, n_max=n_max, gpu_layers=getattr(args, "gpu_layers", 0),
                     ),
                     logs / f"server-{pair.name}-{key}.log",
                 )  # fmt: skip
@@ -778,7 +787,7 @@ def bench_pair(pair: Pair, args: argparse.Namespace, cases: list[str], binary: P
             # on the CPU backend ("Flash Attention enabled" in llama.cpp's log); Llama only takes on/off
             llm = Llama(
                 model_path=str(pair.target), n_ctx=args.ctx, n_batch=args.batch, n_ubatch=args.batch,
-                n_threads=threads, n_threads_batch=threads, n_gpu_layers=0, flash_attn=True, verbose=False,
+                n_threads=threads, n_threads_batch=threads, n_gpu_layers=getattr(args, "gpu_layers", 0), flash_attn=True, verbose=False,
             )  # fmt: skip
             closers.append(llm.close)
             runners["d"] = lambda p: run_llama(llm, p, args.max_tokens)
@@ -808,7 +817,7 @@ def bench_pair(pair: Pair, args: argparse.Namespace, cases: list[str], binary: P
         summary.update(
             target_path=str(pair.target), draft_path=str(pair.draft), threads=threads, n_max=n_max,
             prompt_lengths=[len(p) for p in prompts], loadavg_per_repeat=[list(x) for x in loads],
-            runs=[r.__dict__ for r in runs],
+            runs=[r.__dict__ for r in runs], engine_device=engine_device(engines, order),
         )  # fmt: skip
         if "c" in summary["cases"] and summary["cases"]["c"]["steps"]:
             c_runs = [r for r in runs if r.case == "c"]
@@ -823,6 +832,46 @@ def bench_pair(pair: Pair, args: argparse.Namespace, cases: list[str], binary: P
     if args.overhead:
         summary["overhead"] = measure_overhead(pair, args, threads, prompts, [c for c in ("a", "b") if c in cases])
     return summary
+
+
+def engine_device(engines: dict[str, Any], order: list[str]) -> dict[str, dict[str, Any]]:
+    """Where each engine case ran and whether it sampled on the device (automatic with GPU layers;
+    device_check.sh fails a GPU run where this says otherwise)."""
+    return {
+        c: {"device": e.info.device, "gpu_layers_used": e.info.gpu_layers_used, "device_sampling": bool(e.device_sampling)}
+        for c, e in engines.items()
+        if c in order
+    }
+
+
+def gpu_report_problems(report: dict[str, Any]) -> list[str]:
+    """What keeps a `--gpu-layers` report from showing the GPU path: an engine case that offloaded no
+    layer or sampled on the host, or no engine case at all. Empty when the report is fine."""
+    problems = []
+    seen = False
+    for m in report.get("models", []):
+        for case, e in (m.get("engine_device") or {}).items():
+            seen = True
+            if not e.get("gpu_layers_used"):
+                problems.append(f"{m.get('name')} case {case}: no layer ran on the GPU ({e.get('device')})")
+            if not e.get("device_sampling"):
+                problems.append(f"{m.get('name')} case {case}: sampling ran on the host, not on the device")
+    if not seen:
+        problems.append("the report has no engine case (a or b)")
+    return problems
+
+
+def _check_gpu_report_main(path: Path) -> int:
+    """`python -m benchmarks.bench --check-gpu-report FILE` (device_check.sh step 6): exit 0 when fine."""
+    report = json.loads(path.read_text())
+    for m in report.get("models", []):
+        for case, e in (m.get("engine_device") or {}).items():
+            print(f"{m.get('name')} case {case}: {e.get('device')}, sampling "
+                  f"{'on the device' if e.get('device_sampling') else 'on the host'}")
+    problems = gpu_report_problems(report)
+    for line in problems:
+        print(f"device_check: {line}", file=sys.stderr)
+    return 1 if problems else 0
 
 
 def measure_overhead(
@@ -887,6 +936,7 @@ def _meta(args: argparse.Namespace, cases: list[str], commit: str | None, binary
         "repeats": args.repeats,
         "n_ctx": args.ctx,
         "n_batch": args.batch,
+        "gpu_layers": getattr(args, "gpu_layers", 0),
         "threads": args.threads,
         "tps_definition": TPS_DEFINITION,
         "loadavg_start": list(os.getloadavg()),
@@ -914,6 +964,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--threads", type=int, help="threads for every case (default: the engine's choice for the model)")
     p.add_argument("--ctx", type=int, default=4096)
     p.add_argument("--batch", type=int, default=512)
+    p.add_argument(
+        "--gpu-layers", type=int, default=0,
+        help="layers offloaded to the GPU in every case (default 0: CPU only; -1: all, the GPU path)",
+    )  # fmt: skip
     p.add_argument("--server", type=Path, help="an existing llama-server binary (default: build/cached one)")
     p.add_argument("--llama-src", type=Path, help="unpacked llama-cpp-python 0.3.36 sdist (for building the server)")
     p.add_argument("--cache-dir", type=Path, help="where the server build and tiny models are cached")
@@ -987,6 +1041,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--check-gpu-report"] and len(sys.argv) == 3:
+        sys.exit(_check_gpu_report_main(Path(sys.argv[2])))
     from atomicchat.cli import main
 
     sys.exit(main(["bench", *sys.argv[1:]]))

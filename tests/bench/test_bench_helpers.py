@@ -175,3 +175,57 @@ def test_bench_without_the_benchmarks_folder_says_so(monkeypatch, capsys):
     for argv in (["bench"], ["bench", "--cases", "a"], ["bench", "--help"]):
         assert cli.main(argv) == 2
         assert "benchmarks are not part of this install" in capsys.readouterr().err
+
+
+def test_server_command_gpu_layers_reach_target_and_draft(tmp_path: Path):
+    """--gpu-layers: 0 keeps -ngl/-ngld 0 (CPU); -1 (all) becomes 999 for both models; a count passes through."""
+    def flags(n: int) -> tuple[str, str]:
+        cmd = bench.server_command(tmp_path / "s", tmp_path / "t.gguf", tmp_path / "d.gguf", port=1, threads=1,
+                                   n_ctx=64, n_batch=16, n_max=3, gpu_layers=n)  # fmt: skip
+        return cmd[cmd.index("-ngl") + 1], cmd[cmd.index("-ngld") + 1]
+
+    assert flags(0) == ("0", "0")
+    assert flags(-1) == ("999", "999")
+    assert flags(12) == ("12", "12")
+    default = bench.server_command(tmp_path / "s", tmp_path / "t.gguf", None, port=1, threads=1, n_ctx=64, n_batch=16, n_max=3)
+    assert default[default.index("-ngl") + 1] == "0"
+
+
+def test_atomicchat_bench_parses_gpu_layers():
+    """The flag lives in benchmarks/bench.py and reaches `atomicchat bench` through atomicchat/cli/bench.py."""
+    from atomicchat import cli
+
+    parser = cli.build_parser("bench")
+    assert parser.parse_args(["bench"]).gpu_layers == 0
+    args = parser.parse_args(["bench", "--gpu-layers", "-1"])
+    assert args.gpu_layers == -1 and args.func is bench.run
+
+
+def test_engine_cases_record_device_and_sampling():
+    class Info:
+        device, gpu_layers_used = "GPU (33/33 layers)", 33
+
+    class Eng:
+        info, device_sampling = Info(), True
+
+    got = bench.engine_device({"a": Eng(), "b": Eng()}, ["b", "c"])
+    assert got == {"b": {"device": "GPU (33/33 layers)", "gpu_layers_used": 33, "device_sampling": True}}
+
+
+def test_gpu_report_check_flags_host_sampling_and_cpu_runs(tmp_path: Path, capsys):
+    ok = {"device": "GPU (33/33 layers)", "gpu_layers_used": 33, "device_sampling": True}
+    host = {"device": "GPU (33/33 layers)", "gpu_layers_used": 33, "device_sampling": False}
+    cpu = {"device": "CPU (no GPU layers were offloaded)", "gpu_layers_used": 0, "device_sampling": False}
+    assert bench.gpu_report_problems({"models": [{"name": "m", "engine_device": {"a": ok, "b": ok}}]}) == []
+    probs = bench.gpu_report_problems({"models": [{"name": "m", "engine_device": {"a": host, "b": cpu}}]})
+    assert len(probs) == 3 and any("host" in p for p in probs) and any("no layer ran on the GPU" in p for p in probs)
+    assert bench.gpu_report_problems({"models": [{"name": "m", "engine_device": {}}]}) == [
+        "the report has no engine case (a or b)"
+    ]
+    f = tmp_path / "r.json"
+    f.write_text(json.dumps({"models": [{"name": "m", "engine_device": {"b": host}}]}))
+    assert bench._check_gpu_report_main(f) == 1
+    assert "sampling ran on the host" in capsys.readouterr().err
+    f.write_text(json.dumps({"models": [{"name": "m", "engine_device": {"b": ok}}]}))
+    assert bench._check_gpu_report_main(f) == 0
+    assert "m case b: GPU (33/33 layers), sampling on the device" in capsys.readouterr().out

@@ -1,0 +1,98 @@
+"""benchmarks/device_check.sh without a GPU: the plan, argument errors, and the loud no-GPU stop.
+
+Nothing is built here: --dry-run only prints, and the real run must stop at the GPU check (before
+it creates its work folder) when nvidia-smi is not on PATH.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "benchmarks" / "device_check.sh"
+BASH = shutil.which("bash") or "/bin/bash"
+
+
+def _run(args: list[str], tmp_path: Path, path: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {"HOME": str(tmp_path / "home"), "PATH": path if path is not None else str(tmp_path / "empty-bin")}
+    (tmp_path / "empty-bin").mkdir(exist_ok=True)
+    return subprocess.run([BASH, str(SCRIPT), *args], env=env, capture_output=True, text=True, timeout=60)
+
+
+def test_dry_run_prints_the_cuda_build_and_gpu_bench_plan(tmp_path: Path):
+    work = tmp_path / "work"
+    r = _run(["--dry-run", "--workdir", str(work), "--repeats", "2", "--cases", "a,b,c,d,e"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    for part in ('CMAKE_ARGS="-DGGML_CUDA=on', "--no-index", "venv", "llama-server", "standin_9b.py",
+                 "atomicchat bench", "--cases a,b,c,d,e", "--gpu-layers -1", "--repeats 2", str(work),
+                 f"{ROOT}/benchmarks/bench.py", "ATOMICCHAT_DEVICE_SAMPLING unset", "on-device sampling"):  # fmt: skip
+        assert part in out, part
+    assert "would stop here" in out  # no nvidia-smi on this PATH
+    assert not work.exists()  # a dry run creates nothing
+
+
+def test_without_nvidia_smi_it_stops_with_a_sentence(tmp_path: Path):
+    work = tmp_path / "work"
+    r = _run(["--workdir", str(work)], tmp_path)
+    assert r.returncode == 3
+    assert "no NVIDIA GPU is visible" in r.stderr and "nvidia-smi" in r.stderr
+    assert r.stderr.strip().endswith(".")
+    assert not work.exists()  # it stopped before building anything
+
+
+def test_an_nvidia_smi_that_lists_no_gpu_also_stops(tmp_path: Path):
+    bin_dir = tmp_path / "fake-bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "nvidia-smi"
+    fake.write_text(f"#!{BASH}\necho 'No devices were found'\nexit 6\n")
+    fake.chmod(0o755)
+    work = tmp_path / "work"
+    r = _run(["--workdir", str(work)], tmp_path, path=str(bin_dir))
+    assert r.returncode == 3
+    assert "no NVIDIA GPU is visible" in r.stderr and "No devices were found" in r.stderr
+    assert not work.exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--bogus"], "unknown argument '--bogus'"),
+        (["--workdir"], "--workdir needs a value"),
+        (["--jobs", "two"], "--jobs must be a positive whole number"),
+        (["--repeats", "0"], "--repeats must be a positive whole number"),
+    ],
+)
+def test_bad_arguments_exit_2_with_the_reason(tmp_path: Path, args: list[str], needle: str):
+    r = _run([*args, "--dry-run"] if args != ["--workdir"] else args, tmp_path)
+    assert r.returncode == 2
+    assert needle in r.stderr
+
+
+def test_help_shows_the_usage(tmp_path: Path):
+    r = _run(["--help"], tmp_path)
+    assert r.returncode == 0
+    assert "usage: benchmarks/device_check.sh" in r.stdout and "--dry-run" in r.stdout
+
+
+@pytest.mark.skipif(shutil.which("shellcheck") is None, reason="shellcheck is not installed")
+def test_shellcheck_clean():
+    r = subprocess.run(["shellcheck", "-x", str(SCRIPT)], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_the_real_run_calls_this_layouts_paths_and_checks_device_sampling():
+    """The commands past the GPU check (not run here): the bench through `-m atomicchat bench` with the
+    checkout on PYTHONPATH (atomicchat/cli/bench.py loads benchmarks/bench.py), the stand-in generator
+    at benchmarks/standin_9b.py, and step 6 checking the report for on-device sampling."""
+    text = SCRIPT.read_text()
+    assert (ROOT / "benchmarks" / "standin_9b.py").is_file() and "benchmarks/standin_9b.py" in text
+    assert (ROOT / "benchmarks" / "bench.py").is_file() and (ROOT / "atomicchat" / "cli" / "bench.py").is_file()
+    assert '-m atomicchat bench --target "$target"' in text and "--gpu-layers -1" in text
+    assert "unset ATOMICCHAT_DEVICE_SAMPLING" in text
+    assert '-m benchmarks.bench --check-gpu-report "$report"' in text
+    assert "atomicchat/bench.py" not in text.replace("atomicchat/cli/bench.py", "")
