@@ -337,7 +337,7 @@ class Engine:
         if int(c.llama_state_seq_set_data_ext(self.tctx.ptr, self._ckpt_buf, n, 0, flags)) == 0:
             raise DecodeError("Could not restore the recurrent state after a rejected draft.")
 
-    def _plain_step(self, id_last: int, pos: int, sampler: Sampler, inject: bool) -> list[int]:
+    def _plain_step(self, id_last: int, pos: int, sampler: Sampler) -> list[int]:
         self._decode_target([id_last], pos, "all")
         if self.tsamp is not None:
             tok = self.tsamp.token(0)
@@ -345,8 +345,6 @@ class Engine:
             tok = int(self.tctx.logits(1, self.n_vocab)[0].argmax())
         else:
             tok = sampler.sample_row(self.tctx.ptr, 0, None)
-        if inject:
-            self._inject(1, pos)
         return [tok]
 
     def _draft_block(self, id_last: int, pos: int, n_max: int, n_use: int) -> list[int]:
@@ -510,12 +508,16 @@ class Engine:
         if n_use >= 1 and pos + block < self.n_ctx:
             return self._dflash_step(id_last, pos, block, n_use, sampler, stats)
         t1 = time.perf_counter()
-        feed = plan.use_draft and policy.needs_features()  # long plain runs skip feeding the draft
-        acc = self._plain_step(id_last, pos, sampler, inject=feed)
-        dt = time.perf_counter() - t1
-        stats.verify_seconds += dt
+        acc = self._plain_step(id_last, pos, sampler)
+        t2 = time.perf_counter()
+        stats.verify_seconds += t2 - t1
         if plan.use_draft:
-            policy.record(0, 0, 0.0, dt, fed=feed)
+            feed = policy.needs_features()  # long plain runs skip feeding the draft
+            if feed:
+                self._inject(1, pos)
+            t3 = time.perf_counter()
+            stats.draft_seconds += t3 - t2
+            policy.record(0, 0, t3 - t2, t2 - t1, fed=feed)  # the decode and the feeding apart
         return acc, 0
 
     def _commit(self, seq: list[int], pos: int, use_draft: bool) -> None:

@@ -40,8 +40,9 @@ def simulate(
         chosen.append(k)
         if k == 0:
             fed = policy.needs_features()
-            dt = verify(1) + (feed if fed else 0.0)
-            policy.record(0, 0, 0.0, dt, fed=fed)
+            fd = feed if fed else 0.0
+            dt = verify(1) + fd
+            policy.record(0, 0, fd, verify(1), fed=fed)  # as the engine: decode and feeding apart
             tokens, seconds = tokens + 1, seconds + dt
         else:
             acc = min(k, m)
