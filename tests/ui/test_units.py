@@ -34,6 +34,8 @@ def test_speedup_uses_the_measured_baseline_when_there_is_one():
     slow = format_stats(s, 250.0)
     assert slow.slower and slow.speedup == "slower than target-only: 0.40× (250 tok/s, measured)"
     assert not format_stats(s, 40.0).slower
+    level = format_stats(s, s.tokens_per_second * 1.001)  # rounds to 1.00×: never "slower: 1.00×"
+    assert level.slower and level.speedup.startswith("no faster than target-only: 1.00× (")
     assert format_stats(ReplyStats(n_generated=5, generate_seconds=0.5), None).mode == "target only"
     assert speedup(ReplyStats(used_draft=False, n_generated=9), 10.0) is None
 

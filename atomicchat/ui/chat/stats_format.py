@@ -62,8 +62,10 @@ def format_stats(stats: ReplyStats, baseline_tps: float | None) -> StatsText:
     if s is None:
         return StatsText(speed, acc, tau, "", "DFlash", drafting=d)
     base = f"{baseline_tps:.0f} tok/s" if baseline_tps and baseline_tps >= 10 else f"{baseline_tps:.1f} tok/s"
-    if s < 1.0:
+    if s < 0.995:
         return StatsText(speed, acc, tau, f"slower than target-only: {s:.2f}× ({base}, measured)", "DFlash", True, d)
+    if s < 1.005:  # "slower: 1.00×" read as a contradiction; no gain still earns the offer to turn it off
+        return StatsText(speed, acc, tau, f"no faster than target-only: 1.00× ({base}, measured)", "DFlash", True, d)
     return StatsText(speed, acc, tau, f"{s:.2f}× vs target-only ({base}, measured)", "DFlash", drafting=d)
 
 
