@@ -199,6 +199,11 @@ def test_tarball(bundle: Path, tmp_path: Path):
             assert f"{top}/{name}" in members, name
         assert members[f"{top}/AtomicChat/AtomicChat"].mode & stat.S_IXUSR
         assert members[f"{top}/install.sh"].mode & stat.S_IXUSR
+        from atomicchat import first_run
+
+        if first_run.package_file() is not None:  # the first-run model travels inside the tarball
+            gguf = members[f"{top}/AtomicChat/_internal/resources/smollm2/{first_run.FILE}"]
+            assert gguf.size == first_run.package_file().stat().st_size
         desktop = tf.extractfile(f"{top}/atomicchat.desktop").read().decode()
     parser = configparser.ConfigParser(interpolation=None)
     parser.optionxform = str
