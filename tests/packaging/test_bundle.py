@@ -34,6 +34,7 @@ pytestmark = [
 
 build_bundle = load("build_bundle")
 MAX_BUNDLE_MB = 300  # CPU build measured at ~200 MB; a jump means something unneeded got in
+# (the first-run model's GGUF, resources/smollm2/, 94 MiB, is counted apart: it is there on purpose)
 
 
 def _tail(path: Path, n: int = 60) -> str:
@@ -133,8 +134,10 @@ def test_bundle_contents(bundle: Path):
     all_files = [p for p in internal.rglob("*") if p.is_file() and not p.is_symlink()]
     assert not [p for p in all_files if "Qt6Quick" in p.name or "Qt6Qml" in p.name or "Qt6Pdf" in p.name]
     assert not (internal / "tests").exists() and not (internal / "training").exists()
-    size_mb = sum(p.stat().st_size for p in all_files) / 2**20
-    print(f"\nbundle size {size_mb:.0f} MiB", file=sys.stderr)
+    model = [p for p in all_files if p.parent == internal / "resources" / "smollm2"]
+    size_mb = sum(p.stat().st_size for p in all_files if p not in model) / 2**20
+    print(f"\nbundle size {size_mb:.0f} MiB + first-run model {sum(p.stat().st_size for p in model) / 2**20:.0f} MiB",
+          file=sys.stderr)
     assert size_mb < MAX_BUNDLE_MB
 
 
