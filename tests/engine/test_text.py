@@ -1,4 +1,4 @@
-"""Prompt rendering, tokenisation and incremental decoding; the real Gemma-3 270M model."""
+"""Prompt rendering, tokenisation and incremental decoding; the real SmolLM2-135M-Instruct model."""
 
 from __future__ import annotations
 
@@ -62,14 +62,16 @@ def test_template_is_sandboxed():
         chat.render("{{ ''.__class__.__mro__[1].__subclasses__() }}", [])
 
 
-def test_gemma_real_text_through_chat_template(gemma_path):
-    with engine(gemma_path, n_ctx=512) as eng:
+def test_smollm2_real_text_through_chat_template(smollm2_path):
+    with engine(smollm2_path, n_ctx=512) as eng:
         assert eng.info.draft_name is None
         text = eng.render_chat([{"role": "user", "content": "What is the capital of France?"}])
-        assert text.startswith("<bos><start_of_turn>user\n")  # no template in the file: Gemma fallback
-        assert text.endswith("<start_of_turn>model\n")
+        assert text.startswith("<|im_start|>")  # the file's own ChatML template
+        assert "<|im_start|>user\nWhat is the capital of France?<|im_end|>" in text
+        assert text.endswith("<|im_start|>assistant\n")
         prompt = eng.chat_prompt([{"role": "user", "content": "What is the capital of France?"}])
-        assert prompt[0] == eng.target.bos() and prompt.count(eng.target.bos()) == 1
+        plain = text.replace("<|im_start|>", "").replace("<|im_end|>", "")
+        assert eng.detokenize(prompt) == plain  # the markers became special tokens, not spelled-out text
         toks, fin, steps = run(eng, prompt, max_tokens=24)
     assert fin.stats.n_generated == len(toks) > 0
     words = [w for w in fin.text.split() if w.isalpha()]
@@ -78,8 +80,8 @@ def test_gemma_real_text_through_chat_template(gemma_path):
     assert "".join(s.text for s in steps) == fin.text
 
 
-def test_gemma_sampling_seeded(gemma_path):
-    with engine(gemma_path, n_ctx=256) as eng:
+def test_smollm2_sampling_seeded(smollm2_path):
+    with engine(smollm2_path, n_ctx=256) as eng:
         p = eng.tokenize("The sea is", add_special=True)
         a = [t for ev in eng.generate(p, GenParams(max_tokens=12, temperature=0.8, seed=3)) for t in getattr(ev, "tokens", [])]
         eng.reset()

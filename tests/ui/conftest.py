@@ -38,6 +38,9 @@ class NoModels(ModelService):
     def demo_pair(self):  # noqa: D102
         return None
 
+    def first_run_model(self):  # noqa: D102
+        return None
+
 
 @pytest.fixture
 def make_window(qtbot, qloop) -> Iterator[Callable[..., MainWindow]]:

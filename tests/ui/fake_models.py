@@ -38,6 +38,9 @@ class FakeModels(ModelService):
     def demo_pair(self):
         return self.demo
 
+    def first_run_model(self):
+        return None
+
     def pending_bytes(self, job) -> int:
         return sum(f.size or 0 for f in job.files) if self.runs == 0 else sum(f.size or 0 for f in job.files) // 2
 

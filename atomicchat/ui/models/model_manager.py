@@ -244,13 +244,23 @@ class ModelManager(QDialog):
                     problems=known,
                 )
             )
+        smol = self.service.first_run_model()
+        if smol is not None:
+            self._add_row(
+                InstalledRow(
+                    "SmolLM2-135M-Instruct", smol,
+                    "Small real chat model that comes with the app (Q4_1, 98 MB). No DFlash draft yet: target only",
+                    [], [],
+                )
+            )
         demo = self.service.demo_pair()
         if demo is not None:
             paired = [("demo draft", demo[1])] if demo[1] else []
             listed_drafts.update(str(p) for _, p in paired)
             self._add_row(
                 InstalledRow(
-                    "Bundled demo pair", demo[0], "Tiny model shipped with the app, for trying it out", paired, []
+                    "DFlash demo (9M toy)", demo[0],
+                    "Toy model + draft that shows DFlash drafting; its replies are not meaningful", paired, []
                 )
             )
         self.installed_hint.setText(

@@ -1,5 +1,5 @@
 """Model manager: catalog with fit numbers, download progress/cancel/resume, import and pairing reasons,
-first run with nothing installed, and the bundled demo as the default."""
+first run with nothing installed, and the DFlash demo toy as the fallback when SmolLM2 is not installed."""
 
 from __future__ import annotations
 
@@ -116,7 +116,7 @@ def test_bundled_demo_is_used_by_default_and_says_so(make_window, qtbot, llama_p
     w.load_model()
     qtbot.waitUntil(lambda: w.ready is not None, timeout=WAIT_MS)
     assert w.choice.source == "demo"
-    assert "bundled demo model" in w.notice.label.text()
+    assert "9M DFlash demo toy" in w.notice.label.text() and "not installed" in w.notice.label.text()
     assert w.composer.button.isEnabled() is False  # nothing typed yet
     w.composer.set_text("hi")
     assert w.composer.button.isEnabled()
