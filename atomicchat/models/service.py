@@ -223,6 +223,19 @@ class ModelService:
 
         return first_run.smollm2_path()
 
+    def display_name(self, path: Path) -> str | None:
+        """The name to show for a model file when its own metadata says it badly: the first-run
+        SmolLM2 file calls itself "Smollm2 135M 8k Lc100K Mix1 Ep2" in general.name."""
+        smol = self.first_run_model()
+        try:
+            if smol is not None and Path(path).resolve() == smol.resolve():
+                from atomicchat import first_run
+
+                return first_run.NAME
+        except OSError:
+            return None
+        return None
+
     def demo_pair(self) -> tuple[Path, Path | None] | None:
         """The small bundled pair, when this build ships one."""
         try:

@@ -416,6 +416,9 @@ class MainWindow(QMainWindow):
         self.load_bar.setValue(int(span[0] + (span[1] - span[0]) * max(0.0, min(value, 1.0))))
 
     def _on_ready(self, ready: ModelReady) -> None:
+        name = self.models.display_name(ready.request.target_path)
+        if name:
+            ready = replace(ready, info=replace(ready.info, target_name=name))
         self.ready = ready
         self.models.mark_used(ready.request.target_path)
         self.session.set_model(ready)

@@ -41,6 +41,9 @@ class FakeModels(ModelService):
     def first_run_model(self):
         return None
 
+    def display_name(self, path):
+        return None
+
     def pending_bytes(self, job) -> int:
         return sum(f.size or 0 for f in job.files) if self.runs == 0 else sum(f.size or 0 for f in job.files) // 2
 

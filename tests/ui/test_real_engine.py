@@ -11,7 +11,7 @@ import pytest
 
 from atomicchat.store.records import DONE, STOPPED
 from tests.gguf_factory import DraftSpec, TargetSpec, write_draft, write_not_gguf
-from tests.ui.conftest import WAIT_MS, last_widget, send
+from tests.ui.conftest import WAIT_MS, NoModels, last_widget, send
 
 
 def _short(w, n: int = 48):
@@ -82,11 +82,18 @@ def test_mismatched_draft_falls_back_to_target_with_the_reason(make_window, qtbo
 
 @pytest.mark.slow
 def test_smollm2_first_run_reply_is_a_function_target_only(make_window, qtbot, smollm2_path):
-    w = make_window(smollm2_path, None, timeout_ms=120_000)
+    class FirstRun(NoModels):
+        def first_run_model(self):  # noqa: D102
+            return smollm2_path
+
+    w = make_window(smollm2_path, None, timeout_ms=120_000, models=FirstRun())
+    # its general.name is "Smollm2 135M 8k Lc100K Mix1 Ep2": the window says what it is
+    assert w.model_label.text() == "Model: SmolLM2-135M-Instruct  ·  no draft"
     w.settings = replace(w.settings, max_tokens=160, temperature=0.0, use_draft=False)
     send(qtbot, w, "Write a function that reads a file and counts lines", timeout_ms=120_000)
     reply = last_widget(w)
     assert reply.message.status == DONE
+    assert reply.role.text() == "Assistant · SmolLM2-135M-Instruct"
     assert "def " in reply.text and "open(" in reply.text, reply.text  # greedy: a real Python function
     assert reply.stats_bar.mode.text() == "target only" and reply.stats.n_generated > 0
     bar = reply.stats_bar  # no draft: no speed-up, acceptance or "Measure" claim next to the tok/s figure
