@@ -138,6 +138,7 @@ class DraftPolicy:
     close_call: float = 0.85  # a probe within this share of a plain step's rate keeps probing often
     warm: int = 4  # plain steps before a probe that feed the draft again (its recent context)
     verify: CostTable = field(default_factory=CostTable)  # by tokens decoded: k + 1 (1 = plain step)
+    bare: CostTable = field(default_factory=CostTable)  # plain steps that skip feeding the draft
     draft: CostTable = field(default_factory=CostTable)  # by drafted tokens k (draft block + feeding it)
     profile: AcceptanceProfile = field(init=False)
     _decisions: int = 0
@@ -152,8 +153,7 @@ class DraftPolicy:
     _sweep: list[int] | None = None
     _swept: int = 1  # the longest size the sweep has priced
     _fast_plain: int = 0  # plain steps left that need no decision (unfed, before the next warm-up)
-    _plain_seen: int = 0
-    _plain_streak: int = 0  # plain steps recorded in a row
+    _bare_seen: int = 0
     _best_k: int = 0
 
     def __post_init__(self) -> None:
@@ -164,7 +164,9 @@ class DraftPolicy:
     def rate(self, k: int, p: list[float] | None = None) -> float | None:
         """Expected tokens per second of a step that drafts k (None: a cost is still unknown)."""
         v = self.verify.estimate(k + 1)
-        if k == 0:  # a plain step's decode alone: staying plain means not feeding the draft
+        if k == 0:  # staying plain means not feeding the draft: the cheaper step, once measured
+            if self.bare.count(1) >= 3:
+                v = self.bare.estimate(1)
             return 1.0 / v if v else None
         d = self.draft.estimate(k)
         if v is None or d is None:
@@ -175,7 +177,7 @@ class DraftPolicy:
         """The k in 0..limit with the highest expected rate (ties: the shorter draft). Cached until
         a cost or the profile changes: a plain step of a small model takes a few hundred µs, and
         re-deriving every rate each step would cost a good share of it."""
-        key = (limit, self.verify.version, self.draft.version, self.profile.version)
+        key = (limit, self.verify.version, self.draft.version, self.profile.version, self.bare.count(1) >= 3)
         if key == self._best_key:
             return self._best_k
         self._best_key, self._best_k = key, self._best(limit)
@@ -220,8 +222,8 @@ class DraftPolicy:
         self._plain_run = 0
         self._probe_gap = self.probe_first
         if self._decisions % self.explore_every == 0:  # keep the neighbours' costs and odds fresh
-            self._explore_flip ^= 1
-            k2 = (k + 1, k - 1)[self._explore_flip]  # plain is priced in plain runs only (see record)
+            self._explore_flip = (self._explore_flip + 1) % 3
+            k2 = (k + 1, k - 1, 0)[self._explore_flip]  # 0: a fed plain step, so plain stays priced
             # only a length that could be near the best is worth a step (a plain step on a GPU
             # costs almost a whole draft step and brings one token)
             if 0 <= k2 <= limit and (self.rate(k2) or 0.0) >= self.explore_within * (self.rate(k) or 0.0):
@@ -250,7 +252,6 @@ class DraftPolicy:
                 self._sweep = []  # the last length was never accepted whole: longer ones cannot pay
                 return None
             if not done:
-                self._deep_plain = k == 0  # a run of unfed plain steps, as staying plain would be
                 return min(k, limit)
             self._sweep.pop(0)
             self._swept = max(self._swept, k)
@@ -273,20 +274,15 @@ class DraftPolicy:
     def record(
         self, k: int, n_accepted: int, draft_seconds: float, verify_seconds: float, fed: bool = True
     ) -> None:
-        """What the step of k drafted tokens did: accepted count and its two costs. For a plain step
-        (k = 0) verify_seconds is the target decode alone and draft_seconds the feeding, if any."""
-        if k == 0:
-            # Priced only inside a run of plain steps: right after a draft step the target's weights
-            # have been pushed out of the CPU caches by the draft's, and such a cold step (2.5-2.8 ms
-            # against 2.0 on the Q8_0 demo) is not what staying plain costs.
-            hot = self._plain_streak >= 2
-            self._plain_streak += 1
-            self._plain_seen += 1
-            if hot and (self._fast_plain == 0 or self._plain_seen % 4 == 1):  # deep in a run: a sample
-                self.verify.observe(1, verify_seconds)
+        """What the step of k drafted tokens did: accepted count and its two costs."""
+        if k == 0 and not fed:
+            self._bare_seen += 1
+            if self._bare_seen % 4 == 1:  # a sample of them: a plain step's cost hardly moves
+                self.bare.observe(1, verify_seconds)
             return
-        self._plain_streak = 0
         self.verify.observe(k + 1, verify_seconds)
+        if k == 0:
+            return
         self.draft.observe(k, draft_seconds)
         self.profile.observe(k, n_accepted)
         if self._probing:
