@@ -144,11 +144,9 @@ class DraftPolicy:
     _decisions: int = 0
     _plain_run: int = 0
     _probe_gap: int = 0
-    _last_k: int = 0
     _probing: bool = False
     _explore_flip: int = 0
     _deep_plain: bool = False
-    _start_k: int = 1
     _best_key: tuple = ()
     _sweep: list[int] | None = None
     _swept: int = 1  # the longest size the sweep has priced
@@ -208,17 +206,17 @@ class DraftPolicy:
         self._deep_plain = False
         k = self._sweep_next(limit)
         if k is not None:
-            return self._pick(k)
+            return k
         k = self.best(limit)
         if k == 0:
             self._plain_run += 1
             if self._plain_run >= self._probe_gap:  # cheap probe: the best draft the model knows
                 self._probing = True
-                return self._pick(max(1, min(limit, self._best_draft(limit))))
+                return max(1, min(limit, self._best_draft(limit)))
             ahead = self._probe_gap - self._plain_run - self.warm  # unfed plain steps before the warm-up
             self._deep_plain = ahead > 0
             self._fast_plain = max(0, ahead - 1)
-            return self._pick(0)
+            return 0
         self._plain_run = 0
         self._probe_gap = self.probe_first
         if self._decisions % self.explore_every == 0:  # keep the neighbours' costs and odds fresh
@@ -227,8 +225,8 @@ class DraftPolicy:
             # only a length that could be near the best is worth a step (a plain step on a GPU
             # costs almost a whole draft step and brings one token)
             if 0 <= k2 <= limit and (self.rate(k2) or 0.0) >= self.explore_within * (self.rate(k) or 0.0):
-                return self._pick(k2)
-        return self._pick(k)
+                return k2
+        return k
 
     def _sweep_next(self, limit: int) -> int | None:
         """Once per loaded model, price a few sizes before trusting the table: 1 and a plain step,
@@ -261,10 +259,6 @@ class DraftPolicy:
         p = self.profile.p()
         rates = [(self.rate(k, p) or 0.0, -k) for k in range(1, limit + 1)]
         return -max(rates)[1]
-
-    def _pick(self, k: int) -> int:
-        self._last_k = k
-        return k
 
     def needs_features(self) -> bool:
         """Whether the plain step just chosen must feed the draft (False deep in a plain run: the

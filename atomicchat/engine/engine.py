@@ -112,8 +112,9 @@ class Engine:
             ext = load_ext()  # fail before loading gigabytes of weights
         self.tinfo: TargetInfo = tinfo
         self.dinfo: DraftInfo | None = dinfo
-        draft_max = max(1, min(config.draft_max or dinfo.block_size - 1, dinfo.block_size - 1)) if dinfo else 0
-        check_memory(tinfo, dinfo, max(config.n_ctx, _MIN_CTX), draft_max)  # before llama.cpp allocates
+        self.block_size = dinfo.block_size if dinfo else 0
+        self.draft_max = max(1, min(config.draft_max or self.block_size - 1, self.block_size - 1)) if dinfo else 0
+        check_memory(tinfo, dinfo, max(config.n_ctx, _MIN_CTX), self.draft_max)  # before llama.cpp allocates
         try:
             self._load(progress, ext)
         except BaseException:
@@ -130,11 +131,6 @@ class Engine:
                                       self.target.n_layer)
         if self.dinfo is not None:
             self.draft = Model(Path(cfg.draft_path), cfg.n_gpu_layers, step_cb("draft"))  # type: ignore[arg-type]
-            self.block_size = self.dinfo.block_size
-            self.draft_max = max(1, min(cfg.draft_max or self.block_size - 1, self.block_size - 1))
-        else:
-            self.block_size = 0
-            self.draft_max = 0
         self.n_vocab = self.target.n_vocab
         # The context is what was asked for; the batch shrinks to fit it (not the other way round,
         # which turned --ctx 256 into 512). The draft block must still fit into one micro-batch.
@@ -304,9 +300,8 @@ class Engine:
         last decode only: llama.cpp's seq_rm says yes to any rollback up to n_rs_seq tokens, but one
         that reaches back past the last decode restores a state from the wrong step (seen: a reply
         regenerated after four single-token steps came out different). So refuse those here."""
-        if p0 >= len(self._kv):
-            return self.tctx.seq_rm(p0)  # nothing of the conversation is dropped
-        if self.target.is_hybrid and p0 <= self._last_decode_pos:
+        drops_tokens = p0 < len(self._kv)  # a trim to the end drops nothing and is always safe
+        if drops_tokens and self.target.is_hybrid and p0 <= self._last_decode_pos:
             return False
         return self.tctx.seq_rm(p0)
 
