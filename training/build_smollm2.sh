@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Train the DFlash draft for SmolLM2-135M-Instruct (resources/smollm2/) from the installed target GGUF.
-# CPU only, offline; about 50 minutes of wall time on 2 shared cores. Needs the training venv:
+# CPU only, offline; about 90 minutes of wall time on 2 quiet cores (38 min of data, 45 of training). Needs the training venv:
 #   python3 -m venv /tmp/venv-train && /tmp/venv-train/bin/pip install torch==2.13.0 numpy gguf==0.19.0 \
 #       tokenizers llama-cpp-python==0.3.36
 # PY=/path/to/that/python TARGET=/path/to/SmolLM2-135M-Instruct.Q4_1.gguf bash training/build_smollm2.sh
@@ -25,15 +25,20 @@ p = L.llama_model_quantize_default_params(); p.ftype = 1; p.allow_requantize = T
 assert L.llama_model_quantize(sys.argv[1].encode(), sys.argv[2].encode(), ctypes.byref(p)) == 0
 PYEOF
 cd training
-# the target's own replies (75 % greedy, 25 % sampled at T 0.7) to programmatic prompts, 48 sequences
-# per llama.cpp batch, with the layer inputs of every position (llama_get_embeddings_layer_inp)
+# the target's own replies (85 % greedy, 15 % sampled at T 0.7) to programmatic prompts, 16 sequences
+# per llama.cpp batch (faster per token than 48 or 64 here), with the layer inputs of every position
+# (llama_get_embeddings_layer_inp). Shipped run: 1,927 replies, 280,805 generated tokens, 122 tok/s.
 run gen_distill_llama.py --target "work/smol/target.F16.gguf" --work "work/smol" --target-layers $LAYERS \
-    --n-prompts 3000 --batch 48 --minutes 22 --threads 1 2>&1 | tee "work/smol/logs/gen.log"
-run train_draft.py --work work/smol --target-gguf "$TARGET" --mask-id $MASK --n-layer 2 --n-ff 1536 --block 8 \
-    --anchors 12 --seqs 8 --minutes 22 --threads 1 2>&1 | tee work/smol/logs/train.log
-run export_gguf.py --draft-ckpt work/smol/draft.pt --draft-out "../$OUT" --tokenizer-from-gguf "$TARGET" \
+    --n-prompts 6000 --sampled 0.15 --batch 16 --minutes 38 --threads 2 --max-new 160 2>&1 | tee "work/smol/logs/gen.log"
+# 3 layers; fc preconditioned by 1/RMS of each feature (folded into fc at export); the head trained as a
+# sampled softmax over the data's 7,131 tokens + 4,096 random others per step (evaluation uses all 49,152)
+run train_draft.py --work work/smol --target-gguf "$TARGET" --mask-id $MASK --n-layer 3 --n-ff 1536 --block 8 \
+    --anchors 16 --seqs 8 --minutes 45 --threads 2 --ckpt-every 100 --head-neg 4096 --lr 2e-3 2>&1 | tee work/smol/logs/train.log
+run export_gguf.py --draft-ckpt work/smol/draft.pt --draft-out "../$OUT" --tokenizer-from-gguf "$TARGET" --head-tokens work/smol/distill.npz \
     --draft-name "SmolLM2-135M-Instruct DFlash draft (AtomicChat)" --license apache-2.0
-for T in "$TARGET" "work/smol/target.F16.gguf"; do
-    run verify_fidelity.py --work work/smol --target "$T" --draft "../$OUT" --n-seq 4 --tol 0.1 --tol-target 5 \
-        --json "work/smol/fidelity.$(basename "$T").json"
-done
+# llama.cpp's DFlash flow vs the PyTorch mirror. On the F16 copy the graphs alone differ (tol 0.05); the
+# Q4_1 file's matmuls also quantize activations to Q8_1, which moves the draft's logits by up to ~0.15.
+run verify_fidelity.py --work work/smol --target "work/smol/target.F16.gguf" --draft "../$OUT" --n-seq 4 --tol 0.05 \
+    --tol-target 0.5 --json "work/smol/fidelity.F16.json"
+run verify_fidelity.py --work work/smol --target "$TARGET" --draft "../$OUT" --n-seq 4 --tol 0.3 --tol-target 5 \
+    --json "work/smol/fidelity.Q4_1.json"

@@ -41,9 +41,14 @@ def _tokenizer(w: gguf.GGUFWriter, tokens: list[str], merges: list[str], mask: b
         w.add_mask_token_id(MASK)
 
 
+# Kept in F32 whatever the draft's type: a folded feature scale (model.Draft.fold_feat_scale) leaves
+# weights of ~1e-6 on a real target's outlier dims, below F16's normal range.
+F32_ALWAYS = {"fc.weight"}
+
+
 def _put(w: gguf.GGUFWriter, name: str, t: torch.Tensor, qtype: str) -> None:
     a = t.detach().to(torch.float32).cpu().numpy()
-    if a.ndim == 1 or qtype == "f32":
+    if a.ndim == 1 or qtype == "f32" or name in F32_ALWAYS:
         w.add_tensor(name, a.astype(np.float32))
     elif qtype == "f16":
         w.add_tensor(name, a.astype(np.float16))
@@ -85,9 +90,16 @@ def export_target(model: Target, tokens: list[str], merges: list[str], path: Pat
 
 def export_draft(model: Draft, tokens: list[str] | None, merges: list[str] | None, path: Path, qtype: str = "f16",
                  name: str = "AtomicChat demo DFlash draft", tokenizer_from: Path | None = None,
-                 extra: dict[str, str] | None = None) -> None:
+                 extra: dict[str, str] | None = None,
+                 head: tuple[np.ndarray, np.ndarray] | None = None) -> None:
     """tokenizer_from: a target GGUF whose tokenizer.* keys are copied verbatim (then tokens/merges
-    are not used); extra: general.* string keys (license, description, ...)."""
+    are not used); extra: general.* string keys (license, description, ...).
+
+    head: (sorted token ids, their rows of the target's tied embedding [n, E]) for a reduced output
+    head: the draft then ships `output.weight` with those rows and `d2t` (int64 target id per row),
+    and llama.cpp scatters its logits back to the full vocabulary (-inf elsewhere). A real target's
+    head is most of a small draft's cost (SmolLM2: 49,152 x 576 per drafted row); the draft can only
+    ever propose tokens it was trained to, so a head over those loses no acceptance."""
     c = model.c
     w = gguf.GGUFWriter(str(path), "dflash")
     w.add_name(name)
@@ -119,6 +131,12 @@ def export_draft(model: Draft, tokens: list[str] | None, merges: list[str] | Non
     for k, v in (extra or {}).items():
         w.add_string(k, v)
     _put_all(w, model, draft_names(c), qtype)
+    if head is not None:
+        ids, rows = head
+        if len(ids) != len(rows) or np.any(np.diff(ids) <= 0) or ids[0] < 0 or ids[-1] >= n_vocab:
+            raise ValueError("reduced head: ids must be sorted, unique and inside the vocabulary, one row each")
+        _put(w, "output.weight", torch.from_numpy(np.ascontiguousarray(rows, np.float32)), qtype)
+        w.add_tensor("d2t", np.ascontiguousarray(ids, np.int64))
     _write(w)
 
 
@@ -206,7 +224,12 @@ def load_ckpt(path: Path):
         m = Draft(DraftConfig(**{**ck["draft_cfg"], "target_layers": tuple(ck["draft_cfg"]["target_layers"])}))
     else:
         m = Target(TargetConfig(**ck["cfg"]))
-    m.load_state_dict(ck["model"])
+    sd = dict(ck["model"])
+    if isinstance(m, Draft):
+        sd.setdefault("feat_scale", torch.ones_like(m.feat_scale))  # checkpoints from before the scale
+    m.load_state_dict(sd)
+    if isinstance(m, Draft):
+        m.fold_feat_scale()
     return m.eval()
 
 
@@ -223,13 +246,21 @@ def main() -> None:
                     help="copy the tokenizer of this target GGUF into the draft (real targets, e.g. SmolLM2)")
     ap.add_argument("--draft-name", default="AtomicChat demo DFlash draft")
     ap.add_argument("--license", default=None, help="general.license of the draft")
+    ap.add_argument("--head-tokens", type=Path, default=None,
+                    help="distill.npz: ship a reduced output head over its tokens (with --tokenizer-from-gguf)")
     a = ap.parse_args()
     if a.tokenizer_from_gguf:
         assert not a.target_ckpt, "--tokenizer-from-gguf exports a draft only"
         a.draft_out.parent.mkdir(parents=True, exist_ok=True)
         extra = {"general.license": a.license} if a.license else None
+        head = None
+        if a.head_tokens:  # the tokens of the distillation data: the labels the head was trained on
+            ids = np.unique(np.load(a.head_tokens)["tokens"]).astype(np.int64)
+            _c, embd, _n = load_target_gguf(a.tokenizer_from_gguf, embd_only=True)
+            head = (ids, embd.numpy()[ids])
+            print(f"reduced head: {len(ids)} of {embd.shape[0]} tokens")
         export_draft(load_ckpt(a.draft_ckpt), None, None, a.draft_out, a.draft_type, a.draft_name,
-                     tokenizer_from=a.tokenizer_from_gguf, extra=extra)
+                     tokenizer_from=a.tokenizer_from_gguf, extra=extra, head=head)
         print("wrote", a.draft_out, a.draft_out.stat().st_size)
         return
     tokens, merges = load_vocab(a.tokenizer)

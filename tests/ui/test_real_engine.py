@@ -1,5 +1,5 @@
 """The window on the real engine: tiny random-weight GGUFs from tests/gguf_factory.py, and the real
-SmolLM2-135M-Instruct (the first-run model, target only). Random weights decode to arbitrary text, so
+SmolLM2-135M-Instruct with its DFlash draft (the first-run pair). Random weights decode to arbitrary text, so
 those check the plumbing: streaming, stats, stop, regenerate, restart, and readable load errors;
 SmolLM2's greedy reply is checked for content."""
 
@@ -81,23 +81,29 @@ def test_mismatched_draft_falls_back_to_target_with_the_reason(make_window, qtbo
 
 
 @pytest.mark.slow
-def test_smollm2_first_run_reply_is_a_function_target_only(make_window, qtbot, smollm2_path):
+def test_smollm2_first_run_reply_is_a_function_with_dflash(make_window, qtbot, smollm2_path):
+    """The first-run pair as the app opens it: SmolLM2 + the draft trained for it, DFlash on."""
+    from atomicchat import first_run
+
+    draft = first_run.draft_path()
+    assert draft is not None, "resources/smollm2/ lacks the SmolLM2 DFlash draft"
+
     class FirstRun(NoModels):
         def first_run_model(self):  # noqa: D102
             return smollm2_path
 
-    w = make_window(smollm2_path, None, timeout_ms=120_000, models=FirstRun())
+    w = make_window(smollm2_path, draft, timeout_ms=120_000, models=FirstRun())
     # its general.name is "Smollm2 135M 8k Lc100K Mix1 Ep2": the window says what it is
-    assert w.model_label.text() == "Model: SmolLM2-135M-Instruct  ·  no draft"
-    w.settings = replace(w.settings, max_tokens=160, temperature=0.0, use_draft=False)
-    send(qtbot, w, "Write a function that reads a file and counts lines", timeout_ms=120_000)
+    assert w.model_label.text().startswith("Model: SmolLM2-135M-Instruct  ·  DFlash draft: ")
+    w.settings = replace(w.settings, max_tokens=120, temperature=0.0, use_draft=True)
+    send(qtbot, w, "Write a function that reads a file and counts lines", timeout_ms=300_000)
     reply = last_widget(w)
     assert reply.message.status == DONE
     assert reply.role.text() == "Assistant · SmolLM2-135M-Instruct"
     assert "def " in reply.text and "open(" in reply.text, reply.text  # greedy: a real Python function
-    assert reply.stats_bar.mode.text() == "target only" and reply.stats.n_generated > 0
-    bar = reply.stats_bar  # no draft: no speed-up, acceptance or "Measure" claim next to the tok/s figure
-    assert bar.speedup.text() == "" and bar.acceptance.text() == "" and not bar.measure.isVisibleTo(bar)
+    s = reply.stats
+    assert s.used_draft and s.n_generated > 0 and s.n_drafted > 0 and s.n_accepted > 0
+    assert reply.stats_bar.acceptance.text().startswith("acceptance ")
     stored = w.store.chats.messages(w.session.conversation_id)
     assert stored[-1].content == reply.text
 

