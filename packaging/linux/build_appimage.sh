@@ -9,26 +9,10 @@
 # Output: AtomicChat-<version>-linux-<arch>-<variant>.AppImage (or, without appimagetool, the
 # AppDir folder and exit code 3).
 set -euo pipefail
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-root="$(cd "$here/../.." && pwd)"
-py="${PYTHON:-}"
-if [ -z "$py" ]; then
-  if [ -x "$root/.venv/bin/python" ]; then py="$root/.venv/bin/python"; else py=python3; fi
-fi
-bundle=""
-out="$root/dist"
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --bundle) bundle="$2"; shift 2 ;;
-    --out) out="$2"; shift 2 ;;
-    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "build_appimage.sh: unknown option $1" >&2; exit 2 ;;
-  esac
-done
-if [ -z "$bundle" ]; then
-  bundle="$("$py" "$root/packaging/build_bundle.py" --dist "$root/dist" | tail -n 1)"
-fi
-bundle="$(cd "$bundle" && pwd)"
+script=build_appimage.sh
+help_lines=2,11p
+# shellcheck source=packaging/linux/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 variant="$("$py" -c 'import json,sys; print(json.load(open(sys.argv[1]))["variant"])' "$bundle/_internal/atomicchat_build.json" 2>/dev/null || echo cpu)"
 stem="$("$py" "$root/packaging/bundle_config.py" stem "$variant")"
 

@@ -14,27 +14,10 @@
 #   README.txt
 # Prints the tarball path as the last line of stdout.
 set -euo pipefail
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-root="$(cd "$here/../.." && pwd)"
-py="${PYTHON:-}"
-if [ -z "$py" ]; then
-  if [ -x "$root/.venv/bin/python" ]; then py="$root/.venv/bin/python"; else py=python3; fi
-fi
-bundle=""
-out="$root/dist"
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --bundle) bundle="$2"; shift 2 ;;
-    --out) out="$2"; shift 2 ;;
-    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "build_tarball.sh: unknown option $1" >&2; exit 2 ;;
-  esac
-done
-
-if [ -z "$bundle" ]; then
-  bundle="$("$py" "$root/packaging/build_bundle.py" --dist "$root/dist" | tail -n 1)"
-fi
-bundle="$(cd "$bundle" && pwd)"
+script=build_tarball.sh
+help_lines=2,17p
+# shellcheck source=packaging/linux/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 [ -x "$bundle/AtomicChat" ] && [ -d "$bundle/_internal" ] || { echo "build_tarball.sh: $bundle is not an AtomicChat onedir bundle" >&2; exit 1; }
 
 info="$bundle/_internal/atomicchat_build.json"

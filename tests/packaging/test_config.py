@@ -213,7 +213,7 @@ def test_resource_selection(tmp_path):
 
 def test_spec_and_scripts_parse():
     compile((PACKAGING / "atomicchat.spec").read_text(), "atomicchat.spec", "exec")
-    for script in ["linux/build_tarball.sh", "linux/build_appimage.sh", "macos/build_dmg.sh", "make_build_venv.sh"]:
+    for script in ["linux/common.sh", "linux/build_tarball.sh", "linux/build_appimage.sh", "macos/build_dmg.sh", "make_build_venv.sh"]:
         subprocess.run(["bash", "-n", str(PACKAGING / script)], check=True)
     subprocess.run(["sh", "-n", str(PACKAGING / "linux" / "install.sh")], check=True)
     assert not (PACKAGING / "__init__.py").exists(), "packaging/ must not shadow the PyPI 'packaging' module"
