@@ -236,12 +236,7 @@ class DraftPolicy:
         drafts of the previous size were sometimes accepted whole: a draft that is never accepted
         then costs two steps of one token, not three of k_max."""
         if self._sweep is None:
-            sizes, k = [1, 0], 2
-            while k < self.k_max:
-                sizes.append(k)
-                k *= 2
-            sizes.append(self.k_max)
-            self._sweep = list(dict.fromkeys(sizes))
+            self._sweep = self.sweep_sizes()
             self._swept = 1
         while self._sweep:
             k = self._sweep[0]
@@ -254,6 +249,25 @@ class DraftPolicy:
             self._sweep.pop(0)
             self._swept = max(self._swept, k)
         return None
+
+    def sweep_sizes(self) -> list[int]:
+        """The sizes the sweep prices, in order: 1, a plain step (0), then doubling lengths to k_max."""
+        sizes, k = [1, 0], 2
+        while k < self.k_max:
+            sizes.append(k)
+            k *= 2
+        sizes.append(self.k_max)
+        return list(dict.fromkeys(sizes))
+
+    def calibrate(self, k: int, draft_seconds: float, verify_seconds: float) -> None:
+        """A cost measured outside any reply (the engine prices sizes while the model loads, on a
+        throwaway prompt): the cost tables learn it, the acceptance profile does not, since what was
+        drafted there says nothing about a conversation. k = 0: an unfed plain step."""
+        self.verify.observe(k + 1, verify_seconds)
+        if k:
+            self.draft.observe(k, draft_seconds)
+        else:
+            self.bare.observe(1, verify_seconds)
 
     def _best_draft(self, limit: int) -> int:
         p = self.profile.p()

@@ -32,6 +32,9 @@ from atomicchat.engine.types import EngineConfig, EngineInfo, Finished, GenParam
 from atomicchat.engine.validate import DraftInfo, TargetInfo, check_pair, inspect_draft, inspect_target
 
 _MIN_CTX = 16
+# Load-time pricing of draft lengths (Engine._calibrate): at most this long; what it leaves unpriced,
+# replies learn as they run.
+CALIBRATION_BUDGET_S = 2.0
 
 
 def _snapshot(stats: GenStats) -> GenStats:
@@ -166,6 +169,41 @@ class Engine:
             self.tsamp = device_sampling.DeviceSampler(self.tctx.ptr)
 
         self._init_template_and_info(device, n_ctx)
+        if self.policy is not None and not cfg.draft_max:  # a pinned length has nothing to choose
+            self._calibrate(CALIBRATION_BUDGET_S)
+
+    def _calibrate(self, budget_s: float) -> None:
+        """Price a plain step and the policy's sweep sizes on a throwaway prompt while the model
+        loads, so the first reply starts from this machine's costs instead of paying to learn them
+        (each size's first call also builds its compute graph, 10-50x a normal call; on SmolLM2 Q4_1
+        the sweep's long drafts made a first reply 0.79x of target-only). Only costs are learned:
+        acceptance comes from real replies. Stops at the budget; sizes left unpriced are learned
+        live as before. Both caches are emptied afterwards."""
+        policy, ds = self.policy, self.ds
+        assert policy is not None and ds is not None  # only called with a draft loaded
+        clock = time.perf_counter
+        t_stop = clock() + budget_s
+        prompt = self.tokenize("Hello", add_special=True)[:8] or [0]
+        host = self.tsamp is None  # replies take the argmax of every verify row on the host
+        try:
+            self._prefill(prompt, 0, inject=True)
+            pos, tok = len(prompt), prompt[-1]
+            for k in policy.sweep_sizes():
+                for _ in range(3 if k else 4):  # CostTable drops a size's first call (graph build)
+                    if clock() > t_stop or pos + k + 2 >= self.n_ctx:
+                        return
+                    t0 = clock()
+                    drafts = ds.draft_block(tok, pos, k, k) if k else []
+                    t1 = clock()
+                    self._decode_target([tok, *drafts], pos, "all")
+                    if host:
+                        tok = int(self.tctx.logits(k + 1, self.n_vocab).argmax(axis=1)[-1])
+                    t2 = clock()
+                    self._inject(k + 1, pos)
+                    policy.calibrate(k, (t1 - t0) + (clock() - t2), t2 - t1)
+                    pos += k + 1
+        finally:
+            self._reset_cache()
 
     def _init_template_and_info(self, device: device_info.DeviceInfo, n_ctx: int) -> None:
         """Pick the chat template (a broken one is replaced now, not mid-reply) and build `info`."""

@@ -105,3 +105,31 @@ def test_generate_after_close_is_a_sentence(llama_pair):
     with pytest.raises(Exception) as exc:
         next(eng.generate(A, GenParams(max_tokens=4)))
     assert "unloaded" in str(exc.value)
+
+
+def test_load_time_calibration_prices_sizes_and_leaves_both_caches_empty(pair):
+    """An adaptive engine prices the policy's sweep sizes while loading (Engine._calibrate): costs
+    learned, no acceptance observed, both caches empty again, and replies unchanged."""
+    with engine(pair.target, pair.draft) as spec:
+        policy = spec.policy
+        assert policy is not None
+        for k in policy.sweep_sizes():
+            if k:
+                assert policy.draft.count(k) >= 2 and policy.verify.count(k + 1) >= 2
+        assert policy.bare.count(1) >= 3
+        assert policy.profile.version == 0 and sum(policy.profile.trials) == 0
+        assert _pos_max(spec.tctx) == -1 and _pos_max(spec.ds.ctx) == -1
+        assert spec._kv == [] and spec.ds.end == 0 and spec.ds.kv_len == 0
+        assert run(spec, A, max_tokens=24)[0] == _ref(pair, A, 24)
+        # (not assert_consistent: an adaptive reply's unfed plain steps leave the draft behind the
+        # target on purpose, and the next turn fills that gap with blank rows)
+        assert _pos_max(spec.tctx) == len(spec._kv) - 1 and _pos_max(spec.ds.ctx) == spec.ds.end - 1
+    with engine(pair.target, pair.draft, draft_max=3) as pinned:  # a pinned length chooses nothing
+        assert pinned.policy is not None and pinned.policy.verify.count(1) == 0
+
+
+def test_calibration_stops_at_a_small_context(llama_pair):
+    """n_ctx 16 leaves room for only a few priced calls; loading still works and replies too."""
+    with engine(llama_pair.target, llama_pair.draft, n_ctx=16) as spec:
+        assert _pos_max(spec.tctx) == -1 and _pos_max(spec.ds.ctx) == -1
+        assert run(spec, A, max_tokens=6)[0] == _ref(llama_pair, A, 6)

@@ -30,23 +30,31 @@ def simulate(
     n_tokens: int = 3000,
     feed: float = 0.0,
     k_limit: int | None = None,
+    graph_build: float = 1.0,
+    built: set[int] | None = None,
 ) -> tuple[float, list[int]]:
-    """Tokens per second the policy reaches on the trace, and the k it chose each step."""
+    """Tokens per second the policy reaches on the trace, and the k it chose each step.
+
+    graph_build: how many times dearer a size's first call is (llama.cpp builds its compute graph
+    then); sizes in `built` (k, 0 = plain) were already called, e.g. by a calibration at load."""
     tokens, seconds, chosen = 0, 0.0, []
     limit = policy.k_max if k_limit is None else k_limit
+    built = set(built or ())
     while tokens < n_tokens:
         m = next(matches)
         k = policy.choose(limit)
         chosen.append(k)
+        f = 1.0 if k in built else graph_build
+        built.add(k)
         if k == 0:
             fed = policy.needs_features()
             fd = feed if fed else 0.0
-            dt = verify(1) + fd
-            policy.record(0, 0, fd, verify(1), fed=fed)  # as the engine: decode and feeding apart
+            dt = verify(1) * f + fd
+            policy.record(0, 0, fd, verify(1) * f, fed=fed)  # as the engine: decode and feeding apart
             tokens, seconds = tokens + 1, seconds + dt
         else:
             acc = min(k, m)
-            d, v = draft(k) + feed * (acc + 1) ** 0.5, verify(k + 1)
+            d, v = (draft(k) + feed * (acc + 1) ** 0.5) * f, verify(k + 1) * f
             policy.record(k, acc, d, v)
             tokens, seconds = tokens + acc + 1, seconds + d + v
     return tokens / seconds, chosen
@@ -166,3 +174,37 @@ def test_recorded_demo_trace_within_3_percent_of_the_best_fixed_length(name):
     rate, chosen = simulate(DraftPolicy(k_max=k_max), vm.__getitem__, dm.__getitem__, trace())
     best = best_fixed(vm.__getitem__, dm.__getitem__, trace, k_max)
     assert rate >= 0.97 * best, (rate, best)
+
+
+def calibrated(policy: DraftPolicy, verify, draft) -> DraftPolicy:
+    """What Engine._calibrate does at load: every sweep size priced, three calls each (four plain)."""
+    for k in policy.sweep_sizes():
+        for _ in range(3 if k else 4):
+            policy.calibrate(k, draft(k) if k else 0.0, verify(k + 1))
+    return policy
+
+
+def test_calibration_learns_costs_but_not_acceptance():
+    verify, draft = cpu_costs(per_token=5e-3, fixed=0.5e-3)
+    policy = calibrated(DraftPolicy(k_max=7), verify, draft)
+    assert policy.sweep_sizes() == [1, 0, 2, 4, 7]
+    for k in (1, 2, 4, 7):
+        assert policy.draft.estimate(k) == pytest.approx(draft(k)) and policy.verify.estimate(k + 1) == pytest.approx(verify(k + 1))
+    assert policy.bare.count(1) >= 3 and policy.rate(0) == pytest.approx(1 / verify(1))
+    assert policy.profile.trials == [0.0] * 8 and policy.profile.version == 0
+
+
+def test_calibrated_first_reply_skips_the_sweeps_long_drafts():
+    """A compute-bound CPU quant where no draft pays, however well it fits: calibrated at load, a
+    128-token first reply only probes short drafts and stays near plain speed; learning live, the
+    sweep drafts every size up to k_max first, each size's first call paying for its graph."""
+    verify, draft = cpu_costs(per_token=9e-3, fixed=0.5e-3)
+    trace = lambda: geometric(0.9, 15, seed=5)  # noqa: E731 - the draft fits; the CPU is what loses
+    plain = 1.0 / verify(1)
+    policy = calibrated(DraftPolicy(k_max=7), verify, draft)
+    rate_c, chosen_c = simulate(policy, verify, draft, trace(), n_tokens=128, graph_build=20,
+                                built=set(policy.sweep_sizes()))
+    rate_l, chosen_l = simulate(DraftPolicy(k_max=7), verify, draft, trace(), n_tokens=128, graph_build=20)
+    assert max(chosen_c) <= 2 and sum(1 for k in chosen_c if k) <= 6
+    assert rate_c >= 0.97 * plain
+    assert max(chosen_l) == 7 and rate_l < 0.9 * rate_c
