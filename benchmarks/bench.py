@@ -408,7 +408,7 @@ def tiny_pairs(names: Sequence[str], models_dir: Path) -> list[Pair]:
     out = []
     for name in names:
         if name not in specs:
-            raise CliError(f"unknown model {name!r}; choose from {', '.join([*specs, 'demo'])}")
+            raise CliError(f"unknown model {name!r}; choose from {', '.join([*specs, 'demo', 'smollm2'])}")
         t, d = specs[name]
         h = hashlib.sha256(src + repr((t, d)).encode()).hexdigest()[:10]
         tp, dp = models_dir / f"{name}-{h}-target.gguf", models_dir / f"{name}-{h}-draft.gguf"
@@ -431,6 +431,14 @@ def demo_pair() -> Pair | None:
     if not t or not d or not Path(t).exists() or not Path(d).exists():
         return None
     return Pair("demo", Path(t), Path(d), text_prompts=True)
+
+
+def smollm2_pair() -> Pair | None:
+    """The first-run pair (atomicchat/first_run.py): SmolLM2-135M-Instruct Q4_1 + its DFlash draft."""
+    from atomicchat import first_run
+
+    t, d = first_run.smollm2_path(), first_run.draft_path()
+    return Pair("smollm2", t, d, text_prompts=True) if t and d else None
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -952,7 +960,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--models",
         default="tiny-llama,tiny-qwen35,demo",
-        help="comma list of tiny-llama, tiny-llama-own, tiny-qwen35, demo (demo: skipped when absent)",
+        help="comma list of tiny-llama, tiny-llama-own, tiny-qwen35, demo, smollm2 (the first-run pair; "
+        "demo and smollm2: skipped when absent)",
     )
     p.add_argument("--target", type=Path, help="benchmark this target GGUF instead of --models (needs --draft)")
     p.add_argument("--draft", type=Path, help="its DFlash draft GGUF")
@@ -1009,13 +1018,15 @@ def run(args: argparse.Namespace) -> int:
         pairs = [Pair(args.target.stem, args.target, args.draft, text_prompts=True)]
     else:
         names = [n.strip() for n in args.models.split(",") if n.strip()]
-        pairs = tiny_pairs([n for n in names if n != "demo"], cache / "bench-models")
-        if "demo" in names:
-            dp = demo_pair()
-            if dp is None:
-                print("demo pair not available (atomicchat/demo.py or its files missing); skipped", file=sys.stderr)
+        pairs = tiny_pairs([n for n in names if n not in ("demo", "smollm2")], cache / "bench-models")
+        for name, find in (("demo", demo_pair), ("smollm2", smollm2_pair)):
+            if name not in names:
+                continue
+            found = find()
+            if found is None:
+                print(f"{name} pair not available (its files are missing); skipped", file=sys.stderr)
             else:
-                pairs.append(dp)
+                pairs.append(found)
     if not pairs:
         raise CliError("no models to benchmark")
     binary, commit = None, None

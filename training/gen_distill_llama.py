@@ -98,12 +98,14 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--exclude", type=Path, help="JSON list of prompts to leave out (the benchmark's)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--share", default="0.45,0.30,0.25", help="code,lists,prose shares of the prompts")
     a = ap.parse_args()
     a.work.mkdir(parents=True, exist_ok=True)
     lids = [int(x) for x in a.target_layers.split(",")]
     rng = np.random.default_rng(a.seed)
     excl = set(json.loads(a.exclude.read_text())) if a.exclude else set()
-    plist = [(k, p) for k, p in make_prompts(a.n_prompts + len(excl), a.seed) if p not in excl][: a.n_prompts]
+    plist = [(k, p) for k, p in make_prompts(a.n_prompts + len(excl), a.seed,
+                                               tuple(float(x) for x in a.share.split(","))) if p not in excl][: a.n_prompts]
 
     n_seq = a.batch
     n_ctx = n_seq * (128 + a.max_new)

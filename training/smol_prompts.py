@@ -27,6 +27,23 @@ CODE_TASKS = [
     "writes a dictionary to a JSON file", "downloads nothing but prints the current date", "computes a running total",
     "implements quicksort", "implements merge sort", "counts the frequency of each character",
     "checks whether a year is a leap year", "finds the longest word in a sentence", "chunks a list into pieces of size n",
+    # added for the second distillation round (more tasks, so replies are less alike)
+    "returns the minimum and maximum of a list", "counts how many times a value appears in a list",
+    "removes all whitespace from a string", "checks whether a list is sorted", "returns the last n items of a list",
+    "converts a string to title case", "computes the area of a circle",
+    "filters out the negative numbers from a list", "computes the sum of a list without using sum",
+    "finds the index of an item in a list", "checks whether a string contains only digits",
+    "swaps two variables", "prints a multiplication table", "computes the distance between two points",
+    "returns the unique words of a sentence in alphabetical order", "counts the lines of a text file",
+    "reads a text file and prints its longest line", "converts a list of strings to integers",
+    "returns a dictionary of word counts", "implements a linked list", "implements insertion sort",
+    "checks whether parentheses in a string are balanced", "converts a Roman numeral to an integer",
+    "computes compound interest", "returns every even number up to n", "zips two lists into a dictionary",
+    "removes a key from a dictionary if it exists", "merges two dictionaries", "reverses the words in a sentence",
+    "counts uppercase and lowercase letters", "computes the nth triangular number", "checks whether a number is a perfect square",
+    "finds all divisors of a number", "returns the product of a list of numbers", "formats a number with thousands separators",
+    "prints the current time every second five times", "validates a password's strength", "implements a simple calculator",
+    "computes the average word length of a sentence", "sorts a list of dictionaries by a key",
 ]
 CODE_TEMPLATES = [
     "Write a {lang} function that {task}.",
@@ -35,6 +52,10 @@ CODE_TEMPLATES = [
     "How do I write a function in {lang} that {task}?",
     "Give an example in {lang} of a function that {task}, and explain it briefly.",
     "Can you write a {lang} snippet that {task}?",
+    "Implement a {lang} function that {task}.",
+    "I need {lang} code that {task}. Please include an example call.",
+    "Please write a {lang} function which {task} and explain how it works.",
+    "Create a {lang} utility that {task}.",
 ]
 CODE_EXTRA = [
     "Explain what a Python list comprehension is, with an example.",
@@ -70,6 +91,9 @@ TOPICS = [
     "the printing press", "vaccines", "earthquakes", "smartphones", "democracy", "music theory",
     "the Olympic Games", "friendship", "climate zones", "the periodic table", "cats", "dogs", "tea",
     "a job interview", "starting a small business", "reading more books", "studying for exams",
+    "rivers", "the immune system", "mountains", "birds", "the weather", "cooking pasta", "learning to code",
+    "open source software", "databases", "the human brain", "astronomy", "ancient Egypt", "penguins",
+    "solar panels", "trains", "a healthy morning routine", "painting", "photography", "running a marathon",
 ]
 LIST_TEMPLATES = [
     "List five facts about {topic}.",

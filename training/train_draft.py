@@ -25,7 +25,7 @@ import torch
 import torch.nn.functional as F
 
 from data import MASK
-from export_gguf import load_ckpt, load_target_gguf
+from export_gguf import draft_names, load_ckpt, load_gguf_weights, load_target_gguf
 from model import Draft, DraftConfig
 
 
@@ -134,6 +134,8 @@ def main() -> None:
     ap.add_argument("--val-frac", type=float, default=1 / 40)
     ap.add_argument("--feat-norm", action=argparse.BooleanOptionalAction, default=True,
                     help="precondition fc with 1/RMS of each feature dim (folded into fc at export)")
+    ap.add_argument("--init-gguf", type=Path,
+                    help="start from this draft GGUF's weights (a previous round; same shape) instead of random")
     ap.add_argument("--head-neg", type=int, default=-1,
                     help=">= 0: train the head on the data's own tokens plus this many random others per "
                          "step (a sampled softmax); -1: the full vocabulary")
@@ -167,7 +169,12 @@ def main() -> None:
     data_ids = torch.from_numpy(np.unique(train.tokens).astype(np.int64)) if a.head_neg >= 0 else None
     if data_ids is not None:
         print(f"head: {len(data_ids)} data tokens + {a.head_neg} random per step, of {embd.shape[0]}", flush=True)
-    if out_norm is not None:  # a real target's embedding rows are long: start with logits of std ~1
+    if a.init_gguf:  # a previous round's draft: its fc has the old feature scale folded in
+        load_gguf_weights(draft, a.init_gguf, draft_names(cfg), strict=True)
+        with torch.no_grad():  # unfold this round's scale, so fc(feats * scale) equals the loaded fc(feats)
+            draft.fc.weight.div_(draft.feat_scale[None, :])
+        print(f"initialised from {a.init_gguf}", flush=True)
+    elif out_norm is not None:  # a real target's embedding rows are long: start with logits of std ~1
         with torch.no_grad():
             draft.output_norm.weight.fill_(1.0 / float(embd.std() * math.sqrt(embd.shape[1])))
     opt = torch.optim.AdamW(draft.parameters(), lr=a.lr, betas=(0.9, 0.95), weight_decay=0.01)

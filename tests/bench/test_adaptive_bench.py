@@ -25,3 +25,25 @@ def test_table_marks_a_server_that_departed():
     assert "k3 120" in plain and "≠" not in plain and "0.980" in plain
     marked = ab.table([_result({"server 3": "run 0, token 57"})], (0.1, 0.2, 0.3))
     assert "k3 120≠" in marked and "run 0, token 57" in marked
+
+
+def test_smollm2_cases_use_the_first_run_pair_and_held_out_prompts(smollm2_path, tmp_path):
+    from atomicchat import first_run
+    from benchmarks import bench
+
+    pair = bench.smollm2_pair()
+    assert pair is not None and pair.target == smollm2_path and pair.draft == first_run.draft_path()
+    got = ab.cases(["smollm2-q4_1"], tmp_path)
+    assert [(c.name, c.kind) for c in got] == [("smollm2-q4_1 code", "code"), ("smollm2-q4_1 prose", "prose")]
+    assert all(c.target == smollm2_path and c.draft == pair.draft for c in got)
+    # held out: none of the prompts is one the draft's distillation data was made from
+    import sys
+
+    sys.path.insert(0, str(ab.ROOT / "training"))
+    try:
+        from smol_prompts import _kinds
+    finally:
+        sys.path.remove(str(ab.ROOT / "training"))
+    seen = {p for ps in _kinds().values() for p in ps}
+    assert got[0].prompts and not seen & {p for c in got for p in c.prompts}
+    assert "smollm2-f16" in ab.ALL_CASES and "smollm2-f16" not in ab.DEFAULT_CASES
