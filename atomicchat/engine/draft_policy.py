@@ -153,6 +153,7 @@ class DraftPolicy:
     _fast_plain: int = 0  # plain steps left that need no decision (unfed, before the next warm-up)
     _bare_seen: int = 0
     _best_k: int = 0
+    _tried: dict[int, int] = field(default_factory=dict)  # draft steps recorded, by length
 
     def __post_init__(self) -> None:
         self.profile = AcceptanceProfile(self.k_max)
@@ -234,21 +235,32 @@ class DraftPolicy:
         and is dropped). Short drafts are priced by measurement, not interpolated from the longest
         (on compute-bound quants they are the only ones that pay). A longer size is tried only when
         drafts of the previous size were sometimes accepted whole: a draft that is never accepted
-        then costs two steps of one token, not three of k_max."""
+        then costs two steps of one token, not three of k_max. When the costs are already known
+        (calibrated at load), each size is drafted once, for its acceptance, and a size that could
+        not beat a plain step even fully accepted is skipped."""
         if self._sweep is None:
             self._sweep = self.sweep_sizes()
             self._swept = 1
         while self._sweep:
             k = self._sweep[0]
-            done = self.verify.count(1) >= 2 if k == 0 else self.draft.count(k) >= 2
-            if k > 1 and self.profile.success[self._swept] == 0:
+            if k > 1 and self._tried.get(self._swept) and self.profile.success[self._swept] == 0:
                 self._sweep = []  # the last length was never accepted whole: longer ones cannot pay
                 return None
+            if k == 0:
+                done = self.verify.count(1) >= 2
+            else:  # priced twice, and drafted once for its acceptance unless no acceptance could pay
+                done = self.draft.count(k) >= 2 and (self._tried.get(k, 0) >= 1 or self._hopeless(k))
             if not done:
                 return min(k, limit)
             self._sweep.pop(0)
             self._swept = max(self._swept, k)
         return None
+
+    def _hopeless(self, k: int) -> bool:
+        """Whether drafting k loses to a plain step even if every drafted token were accepted (its
+        costs known, e.g. from the load-time calibration): no acceptance could make it pay."""
+        v, d, plain = self.verify.estimate(k + 1), self.draft.estimate(k), self.rate(0)
+        return v is not None and d is not None and plain is not None and (k + 1) / (v + d) < plain
 
     def sweep_sizes(self) -> list[int]:
         """The sizes the sweep prices, in order: 1, a plain step (0), then doubling lengths to k_max."""
@@ -293,6 +305,7 @@ class DraftPolicy:
             return
         self.draft.observe(k, draft_seconds)
         self.profile.observe(k, n_accepted)
+        self._tried[k] = self._tried.get(k, 0) + 1
         if self._probing:
             self._plain_run = 0
             if self.best(self.k_max) == 0:  # the probe did not pay: wait longer, unless it came close

@@ -208,3 +208,15 @@ def test_calibrated_first_reply_skips_the_sweeps_long_drafts():
     assert max(chosen_c) <= 2 and sum(1 for k in chosen_c if k) <= 6
     assert rate_c >= 0.97 * plain
     assert max(chosen_l) == 7 and rate_l < 0.9 * rate_c
+
+
+def test_calibrated_policy_still_learns_acceptance_where_drafting_pays():
+    """Costs known from load, acceptance not: each sweep length is drafted once for its acceptance,
+    so a well-fitting draft on cheap verifies is found at once (not after a plain run and a probe)."""
+    verify = lambda n: 8e-3 + 0.05e-3 * n  # noqa: E731 - GPU-like
+    draft = lambda k: 1.0e-3 + 0.02e-3 * k  # noqa: E731
+    policy = calibrated(DraftPolicy(k_max=7), verify, draft)
+    trace = lambda: geometric(0.9, 15, seed=6)  # noqa: E731
+    rate, chosen = simulate(policy, verify, draft, trace(), n_tokens=256)
+    assert chosen[:4] == [1, 2, 4, 7]
+    assert rate >= 0.9 * best_fixed(verify, draft, trace, 7)
