@@ -723,6 +723,8 @@ def run_server(srv: Server, prompt: list[int], max_tokens: int) -> dict[str, Any
     cpu1 = srv.cpu_seconds()
     t = r.get("timings", {})
     toks = [int(x) for x in r.get("tokens", [])]
+    if r.get("stop_type") == "eos" and toks:
+        toks = toks[:-1]  # llama-server lists the end-of-generation token; the engine does not emit it
     tps = float(t.get("predicted_per_second", 0.0))
     n = int(t.get("predicted_n", len(toks)))
     return {

@@ -229,3 +229,26 @@ def test_gpu_report_check_flags_host_sampling_and_cpu_runs(tmp_path: Path, capsy
     f.write_text(json.dumps({"models": [{"name": "m", "engine_device": {"b": ok}}]}))
     assert bench._check_gpu_report_main(f) == 0
     assert "m case b: GPU (33/33 layers), sampling on the device" in capsys.readouterr().out
+
+
+class _Answer:
+    """What llama-server's /completion returned for one request (its JSON), replayed."""
+
+    def __init__(self, body: dict) -> None:
+        self.body = body
+
+    def complete(self, prompt, n_predict):  # noqa: ANN001, ANN201
+        return self.body
+
+    def cpu_seconds(self) -> None:
+        return None
+
+
+def test_server_reply_drops_the_eos_token_it_lists():
+    """llama-server lists the end-of-generation token it stopped on (seen with SmolLM2: [..., 30, 2]);
+    the engine never emits it, so a reply that ended on EOS compares equal only without it."""
+    timings = {"predicted_per_second": 70.0, "predicted_n": 3, "predicted_ms": 40.0, "draft_n": 0, "draft_n_accepted": 0}
+    eos = bench.run_server(_Answer({"tokens": [1569, 30, 2], "stop_type": "eos", "timings": timings}), [1], 8)
+    assert eos["tokens"] == [1569, 30]
+    limit = bench.run_server(_Answer({"tokens": [1569, 30, 2], "stop_type": "limit", "timings": timings}), [1], 3)
+    assert limit["tokens"] == [1569, 30, 2]
