@@ -236,8 +236,8 @@ class DraftPolicy:
         (on compute-bound quants they are the only ones that pay). A longer size is tried only when
         drafts of the previous size were sometimes accepted whole: a draft that is never accepted
         then costs two steps of one token, not three of k_max. When the costs are already known
-        (calibrated at load), each size is drafted once, for its acceptance, and a size that could
-        not beat a plain step even fully accepted is skipped."""
+        (calibrated at load), each size is still drafted twice, for its acceptance, and a size that
+        could not beat a plain step even fully accepted is skipped."""
         if self._sweep is None:
             self._sweep = self.sweep_sizes()
             self._swept = 1
@@ -248,8 +248,8 @@ class DraftPolicy:
                 return None
             if k == 0:
                 done = self.verify.count(1) >= 2
-            else:  # priced twice, and drafted once for its acceptance unless no acceptance could pay
-                done = self.draft.count(k) >= 2 and (self._tried.get(k, 0) >= 1 or self._hopeless(k))
+            else:  # priced and drafted twice (its acceptance), unless no acceptance could pay
+                done = self.draft.count(k) >= 2 and (self._tried.get(k, 0) >= 2 or self._hopeless(k))
             if not done:
                 return min(k, limit)
             self._sweep.pop(0)

@@ -211,12 +211,12 @@ def test_calibrated_first_reply_skips_the_sweeps_long_drafts():
 
 
 def test_calibrated_policy_still_learns_acceptance_where_drafting_pays():
-    """Costs known from load, acceptance not: each sweep length is drafted once for its acceptance,
+    """Costs known from load, acceptance not: each sweep length is drafted twice for its acceptance,
     so a well-fitting draft on cheap verifies is found at once (not after a plain run and a probe)."""
     verify = lambda n: 8e-3 + 0.05e-3 * n  # noqa: E731 - GPU-like
     draft = lambda k: 1.0e-3 + 0.02e-3 * k  # noqa: E731
     policy = calibrated(DraftPolicy(k_max=7), verify, draft)
     trace = lambda: geometric(0.9, 15, seed=6)  # noqa: E731
     rate, chosen = simulate(policy, verify, draft, trace(), n_tokens=256)
-    assert chosen[:4] == [1, 2, 4, 7]
+    assert chosen[:8] == [1, 1, 2, 2, 4, 4, 7, 7]
     assert rate >= 0.9 * best_fixed(verify, draft, trace, 7)
