@@ -22,6 +22,12 @@ benchmarks/smol_bench.py's held-out code and prose prompts.
 
     .venv/bin/python benchmarks/adaptive_bench.py                     # everything, 1 thread
     .venv/bin/python benchmarks/adaptive_bench.py --cases demo-f32 --server --json out.json
+    python benchmarks/adaptive_bench.py --cases none --pair standin=T.gguf,D.gguf --gpu-layers -1 \
+        --server-bin bundle/bin/llama-server        # any pair (code and prose prompts), on a GPU
+
+--pair NAME=TARGET,DRAFT adds a pair of GGUFs with a chat template (code and prose cases); --gpu-layers
+offloads every engine and server alike (the device and whether it sampled on the device are in the
+JSON); --server-bin names a llama-server binary (a CUDA build, say) instead of the cached CPU one.
 """
 
 from __future__ import annotations
@@ -130,12 +136,31 @@ def cases(names: list[str], cache: Path) -> list[Case]:
     return out
 
 
+def pair_cases(specs: list[str]) -> list[Case]:
+    """`--pair NAME=TARGET,DRAFT` -> its code and prose cases (the target must carry a chat template)."""
+    out: list[Case] = []
+    for spec in specs:
+        name, sep, files = spec.partition("=")
+        target, comma, draft = files.partition(",")
+        if not (sep and comma and name and target and draft):
+            raise SystemExit(f"adaptive_bench: --pair wants NAME=TARGET,DRAFT, not {spec!r}")
+        for pth in (target, draft):
+            if not Path(pth).is_file():
+                raise SystemExit(f"adaptive_bench: --pair {name}: {pth} is not a file")
+        for kind, prompts in (("code", CODE_PROMPTS), ("prose", PROSE_PROMPTS)):
+            out.append(Case(f"{name} {kind}", Path(target), Path(draft), prompts, kind))
+    return out
+
+
 def bench_case(case: Case, a: argparse.Namespace, server_bin: Path | None) -> dict[str, Any]:
-    cfg = dict(n_ctx=a.ctx, n_gpu_layers=0, n_threads=a.threads)
+    cfg = dict(n_ctx=a.ctx, n_gpu_layers=a.gpu_layers, n_threads=a.threads)
     base = Engine(EngineConfig(case.target, None, **cfg))
     spec = Engine(EngineConfig(case.target, case.draft, **cfg))  # no pinned length: adaptive by default
     servers: dict[str, Any] = {}
     try:
+        if a.gpu_layers and not (spec.info.gpu_layers_used and base.info.gpu_layers_used):
+            raise SystemExit(f"adaptive_bench: {case.name}: --gpu-layers {a.gpu_layers} asked, but the model runs "
+                             f"on {spec.info.device}")
         if case.prompts is None:
             prompts = bench.tiny_prompts(a.prompts, base.n_vocab)
         else:
@@ -149,7 +174,8 @@ def bench_case(case: Case, a: argparse.Namespace, server_bin: Path | None) -> di
             for k in sorted({kmax, min(3, kmax)}):
                 srv = bench.Server(
                     lambda port, k=k: bench.server_command(server_bin, case.target, case.draft, port=port,
-                                                       threads=a.threads, n_ctx=a.ctx, n_batch=512, n_max=k),
+                                                       threads=a.threads, n_ctx=a.ctx, n_batch=512, n_max=k,
+                                                       gpu_layers=a.gpu_layers),
                     Path(a.logs) / f"server-{case.name.replace(' ', '_')}-{k}.log",
                 )
                 servers[f"server {k}"] = srv
@@ -197,6 +223,8 @@ def bench_case(case: Case, a: argparse.Namespace, server_bin: Path | None) -> di
             "policy_draft_ms": {k: round(v * 1e3, 3) for k, v in sorted(pol.draft.values.items())} if pol else {},
             "policy_p": [round(x, 3) for x in pol.profile.p()[1:]] if pol else [],
             "server_differs": differs,
+            "device": {"engine": spec.info.device, "gpu_layers_used": spec.info.gpu_layers_used,
+                       "device_sampling": bool(spec.device_sampling)},
         }
     finally:
         for s in servers.values():
@@ -241,6 +269,8 @@ def table(results: list[dict[str, Any]], load: tuple[float, float, float]) -> st
     for r in results:
         cells = ", ".join(f"{n} {v['tps']:.0f}" for n, v in r["configs"].items())
         lines.append(f"  {r['case']}: {cells}")
+        if d := r.get("device"):
+            lines.append(f"    engine on {d['engine']}, sampling on the {'device' if d['device_sampling'] else 'host'}")
         for n, where in r.get("server_differs", {}).items():
             lines.append(f"    ≠ {n}: its tokens differ from target-only at {where}")
     return "\n".join(lines)
@@ -258,20 +288,29 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "atomicchat" / "bench-models")
     ap.add_argument("--logs", type=Path, default=Path.home() / ".cache" / "atomicchat" / "bench-logs")
     ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument("--pair", action="append", default=[], help="NAME=TARGET,DRAFT: another pair (code, prose)")
+    ap.add_argument("--gpu-layers", type=int, default=0, help="layers on the GPU, engines and servers (-1: all)")
+    ap.add_argument("--server-bin", type=Path, default=None, help="this llama-server binary (implies --server)")
     a = ap.parse_args(argv)
-    names = [n.strip() for n in a.cases.split(",") if n.strip()]
+    names = [n.strip() for n in a.cases.split(",") if n.strip() and n.strip() != "none"]
     unknown = [n for n in names if n not in ALL_CASES]
-    if unknown or not names:
-        ap.error(f"unknown case(s) {unknown}; choose from {', '.join(ALL_CASES)}")
+    if unknown or not (names or a.pair):
+        ap.error(f"unknown case(s) {unknown}; choose from {', '.join(ALL_CASES)} (or none, with --pair)")
+    extra = pair_cases(a.pair)
     server_bin = None
-    if a.server:
+    if a.server_bin is not None:
+        if not a.server_bin.is_file():
+            ap.error(f"--server-bin {a.server_bin} is not a file")
+        server_bin = a.server_bin
+        a.logs.mkdir(parents=True, exist_ok=True)
+    elif a.server:
         src = bench.find_llama_src(None, Path.home() / ".cache" / "atomicchat")
         server_bin, _ = bench.ensure_server(src, Path.home() / ".cache" / "atomicchat", build=False)
         a.logs.mkdir(parents=True, exist_ok=True)
     load = os.getloadavg()
     t0 = time.time()
     results = []
-    for case in cases(names, a.cache):
+    for case in cases(names, a.cache) + extra:
         print(f"[{case.name}] ...", file=sys.stderr, flush=True)
         results.append(bench_case(case, a, server_bin))
         print(table(results[-1:], load).splitlines()[2], file=sys.stderr, flush=True)  # this case's row now

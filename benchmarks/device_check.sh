@@ -1,24 +1,32 @@
 #!/usr/bin/env bash
-# The GPU path end to end, in one command, on a machine with an NVIDIA GPU (issue 13 part 3):
-#   1. stops with a sentence unless nvidia-smi sees a GPU and the CUDA toolkit (nvcc) is present;
-#   2. builds the CUDA variant of llama-cpp-python 0.3.36 (CMAKE_ARGS="-DGGML_CUDA=on") from the
-#      cached sdist into a FRESH venv (offline: --no-index; numpy, gguf, ... come from the base
-#      Python through --system-site-packages, or from --wheelhouse);
-#   3. builds llama-server with CUDA from the same sdist's vendored llama.cpp (same commit);
-#   4. generates the Qwen3.5-9B stand-in (benchmarks/standin_9b.py) into that venv's work folder;
+# The GPU path end to end, in one command, on a machine with an NVIDIA GPU (issue 13 parts 2-3):
+#   1. stops with a sentence unless nvidia-smi sees a GPU (--build-only: unless nvcc is there);
+#   2. builds the sdist's vendored llama.cpp ONCE with CUDA (shared libraries; targets llama and
+#      llama-server; needs nvcc and cuBLAS, not a GPU) and composes a bundle from it:
+#        site/llama_cpp/      llama-cpp-python 0.3.36's Python package with these libraries in lib/
+#        site/gguf, diskcache, platformdirs   pure Python, copied from --python's installation
+#        bin/llama-server     the same commit's server
+#      --build-only stops here (run it on a machine with nvcc and no GPU: a GPU lease is too short to
+#      spend on compiling); --prebuilt DIR skips the build and uses such a bundle;
+#   3. checks that the CUDA libraries resolve and that the Python side imports;
+#   4. generates the Qwen3.5-9B stand-in (benchmarks/standin_9b.py) into the work folder;
 #   5. runs `atomicchat bench` (atomicchat/cli/bench.py, which loads benchmarks/bench.py of this
 #      checkout) cases a-e side by side with every layer on the GPU (--gpu-layers -1) and prints its
 #      table. On-device sampling follows from the offloaded layers (EngineConfig.device_sampling is
 #      None, so it is on when layers run on the GPU); ATOMICCHAT_DEVICE_SAMPLING is unset for the run
 #      so that an inherited 0 cannot turn it off;
-#   6. fails unless every engine case of the report ran on the GPU and sampled on the device.
-# Nothing here runs in CI; tests/benchmarks/test_device_check.py checks --dry-run and the no-GPU
-# failure only. Until the GPU check passes the script uses nothing but bash builtins, so that
-# failure path works with an empty PATH.
+#   6. fails unless every engine case of the report ran on the GPU and sampled on the device;
+#   7. benchmarks/host_overhead.py --gpu-layers -1: host µs per step outside llama_decode at the
+#      248,320-token vocabulary, host sampling against on-device sampling, tokens compared.
+# After step 3, WORKDIR/env.sh holds the LD_LIBRARY_PATH and PYTHONPATH of this build: source it to
+# run other benchmarks on it (benchmarks/adaptive_bench.py --gpu-layers -1 --server-bin BUNDLE/bin/llama-server).
+# Nothing here runs in CI; tests/bench/test_device_check.py checks --dry-run and the failures before
+# any build. Until the GPU check passes the script uses nothing but bash builtins, so that failure
+# path works with an empty PATH.
 #
-# usage: benchmarks/device_check.sh [--dry-run] [--workdir DIR] [--sdist PATH] [--python PY]
-#            [--wheelhouse DIR] [--cuda-arch ARCH] [--jobs N] [--repeats N] [--prompts N]
-#            [--max-tokens N] [--cases LIST]
+# usage: benchmarks/device_check.sh [--dry-run] [--build-only] [--prebuilt DIR] [--workdir DIR]
+#            [--sdist PATH] [--python PY] [--cuda-arch ARCH] [--jobs N] [--repeats N] [--prompts N]
+#            [--max-tokens N] [--cases LIST] [--out DIR]
 set -euo pipefail
 
 here="${BASH_SOURCE[0]%/*}"
@@ -28,14 +36,16 @@ repo="$(cd "$here/.." && pwd)"
 workdir="${HOME:-/tmp}/.cache/atomicchat/device-check"
 sdist=""
 base_python="python3"
-wheelhouse=""
 cuda_arch="native"
 jobs=""
 repeats=3
 prompts=3
 max_tokens=128
 cases="a,b,c,d,e"
+prebuilt=""
+out=""
 dry_run=0
+build_only=0
 
 die() { # exit code, sentence
     printf 'device_check: %s\n' "$2" >&2
@@ -58,17 +68,19 @@ need_value() { # option, remaining arg count
 while (($# > 0)); do
     case "$1" in
     --dry-run) dry_run=1 ;;
+    --build-only) build_only=1 ;;
     -h | --help) usage; exit 0 ;;
+    --prebuilt) need_value "$1" $#; prebuilt="$2"; shift ;;
     --workdir) need_value "$1" $#; workdir="$2"; shift ;;
     --sdist) need_value "$1" $#; sdist="$2"; shift ;;
     --python) need_value "$1" $#; base_python="$2"; shift ;;
-    --wheelhouse) need_value "$1" $#; wheelhouse="$2"; shift ;;
     --cuda-arch) need_value "$1" $#; cuda_arch="$2"; shift ;;
     --jobs) need_value "$1" $#; jobs="$2"; shift ;;
     --repeats) need_value "$1" $#; repeats="$2"; shift ;;
     --prompts) need_value "$1" $#; prompts="$2"; shift ;;
     --max-tokens) need_value "$1" $#; max_tokens="$2"; shift ;;
     --cases) need_value "$1" $#; cases="$2"; shift ;;
+    --out) need_value "$1" $#; out="$2"; shift ;;
     *) die 2 "unknown argument '$1' (see --help)." ;;
     esac
     shift
@@ -78,36 +90,49 @@ for pair in "jobs:$jobs" "repeats:$repeats" "prompts:$prompts" "max-tokens:$max_
     value="${pair#*:}"
     [[ -z "$value" || "$value" =~ ^[1-9][0-9]*$ ]] || die 2 "--${pair%%:*} must be a positive whole number, not '$value'."
 done
+((build_only)) && [[ -n "$prebuilt" ]] && die 2 "--build-only and --prebuilt exclude each other: one builds the bundle, the other uses one."
 
 if [[ -z "$sdist" ]]; then
-    for cand in "${HOME:-/tmp}/.cache/atomicchat/sdist/llama_cpp_python-0.3.36.tar.gz" \
-        "${HOME:-/tmp}/.cache/atomicchat/sdist/llama_cpp_python-0.3.36"; do
+    for cand in "${HOME:-/tmp}/.cache/atomicchat/sdist/llama_cpp_python-0.3.36" \
+        "${HOME:-/tmp}/.cache/atomicchat/sdist/llama_cpp_python-0.3.36.tar.gz"; do
         [[ -e "$cand" ]] && { sdist="$cand"; break; }
     done
     [[ -n "$sdist" ]] || sdist="${HOME:-/tmp}/.cache/atomicchat/sdist/llama_cpp_python-0.3.36.tar.gz"
 fi
 
-venv="$workdir/venv-cuda"
-src="$workdir/llama_cpp_python-0.3.36"
-server_build="$workdir/llama-server-cuda"
-server="$server_build/bin/llama-server"
+build="$workdir/cuda-build"
+bundle="${prebuilt:-$workdir/cuda-bundle}"
+site="$bundle/site"
+libdir="$site/llama_cpp/lib"
+server="$bundle/bin/llama-server"
 models="$workdir/models"
 target="$models/standin-qwen35-9b-target.Q4_K_M.gguf"
 draft="$models/standin-qwen35-9b-draft.Q8_0.gguf"
 report="$workdir/bench-gpu.json"
 cmake_args="-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=$cuda_arch"
-find_links=(--find-links "${sdist%/*}")
-[[ -n "$wheelhouse" ]] && find_links+=(--find-links "$wheelhouse")
+# GGML_CUDA_NO_VMM: no link against the driver's libcuda.so, so the build works where only the
+# toolkit is installed (a build machine without a GPU); the memory pool then uses cudaMalloc.
+cmake_args+=" -DGGML_CUDA_NO_VMM=ON -DBUILD_SHARED_LIBS=ON -DGGML_NATIVE=OFF -DLLAMA_CURL=OFF"
+cmake_args+=" -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF"
 
 plan() {
     printf 'device_check plan (repository %s):\n' "$repo"
-    printf '  1. GPU check: nvidia-smi -L must list a GPU; nvcc must be on PATH or in /usr/local/cuda/bin\n'
-    printf '  2. fresh venv %s (%s -m venv --system-site-packages), then\n' "$venv" "$base_python"
-    printf '     CMAKE_ARGS="%s" pip install --no-index %s --no-deps --no-build-isolation %s\n' \
-        "$cmake_args" "${find_links[*]}" "$sdist"
-    printf '     and check llama_cpp.llama_supports_gpu_offload()\n'
-    printf '  3. llama-server: cmake -S %s/vendor/llama.cpp -B %s %s -DLLAMA_CURL=OFF; build --target llama-server\n' \
-        "$src" "$server_build" "$cmake_args"
+    if ((build_only)); then
+        printf '  1. build check: nvcc must be on PATH or in /usr/local/cuda/bin (no GPU needed)\n'
+    else
+        printf '  1. GPU check: nvidia-smi -L must list a GPU\n'
+    fi
+    if [[ -n "$prebuilt" ]]; then
+        printf '  2. prebuilt bundle %s (from --build-only): nothing is compiled\n' "$prebuilt"
+    else
+        printf '  2. one CUDA build of %s/vendor/llama.cpp into %s:\n' "$sdist" "$build"
+        printf '     cmake %s; build --target llama llama-server\n' "$cmake_args"
+        printf '     bundle %s: site/llama_cpp (the sdist'"'"'s package, lib/ = these libraries),\n' "$bundle"
+        printf '     site/gguf, diskcache, platformdirs from %s, bin/llama-server\n' "$base_python"
+    fi
+    ((build_only)) && { printf '  (--build-only: stops after step 2)\n'; return 0; }
+    printf '  3. check: ldd finds every library of %s/libggml-cuda.so (LD_LIBRARY_PATH gets the\n' "$libdir"
+    printf '     CUDA runtime folders), %s imports llama_cpp, numpy, gguf with PYTHONPATH=%s:%s\n' "$base_python" "$site" "$repo"
     printf '  4. stand-in: python benchmarks/standin_9b.py --out-dir %s\n' "$models"
     printf '  5. python -m atomicchat bench --target %s --draft %s --cases %s --gpu-layers -1\n' "$target" "$draft" "$cases"
     printf '     --server %s --repeats %s --prompts %s --max-tokens %s --json-out %s\n' \
@@ -116,6 +141,9 @@ plan() {
     printf '     (n_gpu_layers=-1 for the engine and Llama, -ngl/-ngld 999 for llama-server; one table;\n'
     printf '      on-device sampling is automatic with GPU layers, EngineConfig.device_sampling=None)\n'
     printf '  6. check %s: every engine case ran on the GPU with on-device sampling\n' "$report"
+    printf '  7. python benchmarks/host_overhead.py --gpu-layers -1: host vs on-device sampling at vocab 248,320\n'
+    [[ -n "$out" ]] && printf '  every step'"'"'s output is also written to %s\n' "$out"
+    return 0
 }
 
 gpu_check() { # prints the GPU list, or dies with a sentence
@@ -127,9 +155,19 @@ gpu_check() { # prints the GPU list, or dies with a sentence
     printf '%s\n' "$gpus"
 }
 
+find_nvcc() { # sets nvcc_bin or dies
+    # The toolkit's own nvcc first: CMake finds the toolkit (cuBLAS, the runtime) from where nvcc
+    # lies, and an `nvcc` on PATH can be a wrapper script elsewhere (/usr/local/bin/nvcc, say).
+    nvcc_bin=/usr/local/cuda/bin/nvcc
+    [[ -x "$nvcc_bin" ]] || nvcc_bin="$(command -v nvcc || true)"
+    [[ -n "$nvcc_bin" ]] || die 3 "the CUDA toolkit is missing: nvcc is neither on PATH nor in /usr/local/cuda/bin."
+}
+
 if ((dry_run)); then
     plan
-    if command -v nvidia-smi >/dev/null 2>&1; then
+    if ((build_only)); then
+        :
+    elif command -v nvidia-smi >/dev/null 2>&1; then
         printf 'GPU check: nvidia-smi found; a real run lists the GPUs and goes on.\n'
     else
         printf 'GPU check: nvidia-smi is not on PATH; a real run would stop here (exit 3).\n'
@@ -137,62 +175,112 @@ if ((dry_run)); then
     exit 0
 fi
 
-printf '== 1. GPU check\n'
-gpu_check
-nvcc_bin="$(command -v nvcc || true)"
-[[ -z "$nvcc_bin" && -x /usr/local/cuda/bin/nvcc ]] && nvcc_bin=/usr/local/cuda/bin/nvcc
-[[ -n "$nvcc_bin" ]] || die 3 "the CUDA toolkit is missing: nvcc is neither on PATH nor in /usr/local/cuda/bin."
-export CUDACXX="$nvcc_bin"
-export PATH="${nvcc_bin%/*}:$PATH"
-[[ -e "$sdist" ]] || die 4 "the llama-cpp-python 0.3.36 sdist is not at $sdist (pass --sdist PATH)."
-jobs="${jobs:-$(nproc)}"
-export CMAKE_BUILD_PARALLEL_LEVEL="$jobs"
-
-printf '== 2. fresh venv with CUDA llama-cpp-python (%s)\n' "$venv"
-mkdir -p "$workdir"
-rm -rf "$venv"
-"$base_python" -m venv --system-site-packages "$venv"
-py="$venv/bin/python"
-if ! "$py" -c 'import scikit_build_core' 2>/dev/null; then
-    "$py" -m pip install --no-index "${find_links[@]}" scikit-build-core cmake ninja ||
-        die 4 "scikit-build-core is needed to build llama-cpp-python and is not installed or in --wheelhouse."
+if ((build_only)); then
+    printf '== 1. build check (no GPU needed)\n'
+    find_nvcc
+    printf 'nvcc: %s\n' "$nvcc_bin"
+else
+    printf '== 1. GPU check\n'
+    gpu_check
 fi
-CMAKE_ARGS="$cmake_args" FORCE_CMAKE=1 "$py" -m pip install --no-index "${find_links[@]}" \
-    --no-deps --no-build-isolation --force-reinstall "$sdist"
-"$py" - <<'EOF'
+[[ -z "$prebuilt" || -f "$libdir/libllama.so" ]] ||
+    die 4 "--prebuilt $prebuilt is not a bundle: $libdir/libllama.so is missing (make one with --build-only)."
+[[ -n "$prebuilt" || -e "$sdist" ]] || die 4 "the llama-cpp-python 0.3.36 sdist is not at $sdist (pass --sdist PATH)."
+jobs="${jobs:-$(nproc)}"
+[[ -n "$out" ]] && mkdir -p "$out"
+log() { # step name: tee the step's output into --out when given
+    if [[ -n "$out" ]]; then tee "$out/$1.log"; else cat; fi
+}
+
+if [[ -z "$prebuilt" ]]; then
+    printf '== 2. one CUDA build of llama.cpp (%s)\n' "$build"
+    find_nvcc
+    mkdir -p "$workdir"
+    src="$sdist"
+    if [[ ! -d "$sdist" ]]; then
+        src="$workdir/llama_cpp_python-0.3.36"
+        rm -rf "$src"
+        tar -xzf "$sdist" -C "$workdir"
+    fi
+    # shellcheck disable=SC2086  # cmake_args is a list of -D flags
+    cmake -S "$src/vendor/llama.cpp" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+        -DCMAKE_CUDA_COMPILER="$nvcc_bin" $cmake_args
+    cmake --build "$build" -j "$jobs" --target llama llama-server
+    rm -rf "$bundle"
+    mkdir -p "$libdir" "$bundle/bin"
+    cp -r "$src/llama_cpp/." "$site/llama_cpp/"
+    rm -rf "$site/llama_cpp/server" "$site/llama_cpp/__pycache__"
+    cp -a "$build"/bin/*.so* "$libdir/"  # -a: the soname links stay links (not three copies)
+    cp "$build"/bin/llama-server "$bundle/bin/"
+    if command -v strip >/dev/null 2>&1; then  # symbols are not needed to run (the CUDA library: 67 -> 60 MB)
+        find "$libdir" "$bundle/bin" -type f \( -name '*.so*' -o -name llama-server \) -exec strip --strip-unneeded {} +
+    fi
+    [[ -f "$libdir/libllama.so" && -f "$libdir/libggml-cuda.so" ]] ||
+        die 6 "the build did not leave libllama.so and libggml-cuda.so in $build/bin."
+    mkdir -p "$site/llama_cpp_python-0.3.36.dist-info"
+    printf 'Metadata-Version: 2.1\nName: llama_cpp_python\nVersion: 0.3.36\n' \
+        >"$site/llama_cpp_python-0.3.36.dist-info/METADATA"
+    # gguf (the stand-in writer), diskcache (imported by llama_cpp.Llama) and platformdirs (atomicchat.paths)
+    # are pure Python: carry the builder's copies, so a GPU machine with no package index needs nothing.
+    for mod in gguf diskcache platformdirs; do
+        path="$("$base_python" -c "import $mod, os; print(os.path.dirname($mod.__file__))" 2>/dev/null)" &&
+            cp -r "$path" "$site/" || printf 'note: %s has no %s to carry\n' "$base_python" "$mod"
+    done
+    find "$site" -name __pycache__ -prune -exec rm -rf {} +
+    du -sh "$bundle"
+    if ((build_only)); then
+        printf 'bundle ready: %s (copy it to the GPU machine; run this script there with --prebuilt)\n' "$bundle"
+        exit 0
+    fi
+else
+    printf '== 2. prebuilt bundle %s\n' "$bundle"
+fi
+
+printf '== 3. libraries and Python imports (%s s)\n' "$SECONDS"
+# The CUDA runtime and cuBLAS: the toolkit's folders and any pip wheels (nvidia/*/lib) of the Python.
+cuda_dirs="$("$base_python" - <<'EOF'
+import glob, os, site, sys
+dirs = ["/usr/local/cuda/lib64", "/usr/local/cuda/targets/x86_64-linux/lib"]
+for base in site.getsitepackages() + [site.getusersitepackages()] + sys.path:
+    dirs += sorted(glob.glob(os.path.join(base, "nvidia", "*", "lib")))
+print(":".join(d for d in dict.fromkeys(dirs) if os.path.isdir(d)))
+EOF
+)"
+export LD_LIBRARY_PATH="$libdir:$cuda_dirs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+missing="$(ldd "$libdir/libggml-cuda.so" "$server" | grep 'not found' || true)"
+[[ -z "$missing" ]] || die 5 "libraries the CUDA build needs are not on this machine: $missing"
+export PYTHONPATH="$site:$repo"
+py="$base_python"
+mkdir -p "$workdir"
+printf 'export LD_LIBRARY_PATH=%q PYTHONPATH=%q\n' "$LD_LIBRARY_PATH" "$PYTHONPATH" >"$workdir/env.sh"
+"$py" - <<'EOF' || die 5 "the Python side does not import (above); carry the missing package in the bundle's site/."
 import sys
-import llama_cpp
+import gguf, numpy, llama_cpp
 ok = bool(llama_cpp.llama_supports_gpu_offload())
-print(f"llama-cpp-python {llama_cpp.__version__} from {llama_cpp.__file__}: GPU offload {'yes' if ok else 'NO'}")
+print(f"python {sys.version.split()[0]}; numpy {numpy.__version__}; llama_cpp from {llama_cpp.__file__}: "
+      f"GPU offload {'yes' if ok else 'NO'}")
 sys.exit(0 if ok else 5)
 EOF
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 
-printf '== 3. llama-server with CUDA (%s)\n' "$server_build"
-if [[ -d "$sdist" ]]; then
-    src="$sdist"
-else
-    rm -rf "$src"
-    tar -xzf "$sdist" -C "$workdir"
-fi
-# shellcheck disable=SC2086  # cmake_args is a list of -D flags
-cmake -S "$src/vendor/llama.cpp" -B "$server_build" -DCMAKE_BUILD_TYPE=Release $cmake_args \
-    -DLLAMA_CURL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF
-cmake --build "$server_build" -j "$jobs" --target llama-server
-[[ -x "$server" ]] || die 6 "llama-server was not built at $server."
-
-printf '== 4. the Qwen3.5-9B stand-in (%s)\n' "$models"
+printf '== 4. the Qwen3.5-9B stand-in (%s; %s s)\n' "$models" "$SECONDS"
 cd "$repo"
-PYTHONPATH="$repo" "$py" benchmarks/standin_9b.py --out-dir "$models" --threads "$jobs"
+"$py" benchmarks/standin_9b.py --out-dir "$models" --threads "$jobs" 2>&1 | log standin
 
-printf '== 5. atomicchat bench, cases %s, every layer on the GPU\n' "$cases"
+printf '== 5. atomicchat bench, cases %s, every layer on the GPU (%s s)\n' "$cases" "$SECONDS"
 rm -f "$report"
 (
     unset ATOMICCHAT_DEVICE_SAMPLING
-    PYTHONPATH="$repo" "$py" -m atomicchat bench --target "$target" --draft "$draft" --cases "$cases" \
+    "$py" -m atomicchat bench --target "$target" --draft "$draft" --cases "$cases" \
         --gpu-layers -1 --server "$server" --repeats "$repeats" --prompts "$prompts" \
-        --max-tokens "$max_tokens" --json-out "$report"
+        --max-tokens "$max_tokens" --json-out "$report" 2>&1 | log bench
 )
+[[ -n "$out" && -f "$report" ]] && cp "$report" "$out/"
 
-printf '== 6. on-device sampling on the GPU path\n'
-PYTHONPATH="$repo" "$py" -m benchmarks.bench --check-gpu-report "$report" ||
+printf '== 6. on-device sampling on the GPU path (%s s)\n' "$SECONDS"
+"$py" -m benchmarks.bench --check-gpu-report "$report" ||
     die 7 "the GPU path did not run on the GPU with on-device sampling (see above)."
+
+printf '== 7. host time per step outside llama_decode, vocab 248,320, on the GPU (%s s)\n' "$SECONDS"
+"$py" benchmarks/host_overhead.py --gpu-layers -1 --cache "$models" 2>&1 | log host_overhead
+printf "== done (%s s)\n" "$SECONDS"

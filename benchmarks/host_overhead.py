@@ -6,7 +6,11 @@ tiny layers, so the full-vocabulary work shows) drafts a pinned block of --draft
 host µs per step = (generation time - time inside llama_decode) / steps. Both paths run interleaved
 in one process and must give identical tokens.
 
-    .venv/bin/python benchmarks/host_overhead.py                # 3 rounds x 64 tokens, k = 15
+    .venv/bin/python benchmarks/host_overhead.py                # 3 rounds x 64 tokens, k = 15, CPU
+    python benchmarks/host_overhead.py --gpu-layers -1             # every layer on the GPU (device_check.sh)
+
+On the CPU backend on-device sampling is slower (a 16-row verify took 2x as long), so the engine keeps
+the host path there; this script forces each path in turn, so both are measured wherever it runs.
 """
 
 from __future__ import annotations
@@ -79,14 +83,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tokens", type=int, default=64)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--gpu-layers", type=int, default=0, help="layers on the GPU (default 0: CPU; -1: all)")
     ap.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "atomicchat" / "bench-models")
     a = ap.parse_args(argv)
     tp, dp = pair(a.cache)
     engines = {}
     for name, ds in (("host", False), ("device", True)):
-        e = Engine(EngineConfig(tp, dp, n_ctx=1024, n_gpu_layers=0, n_threads=a.threads, draft_max=a.draft_max,
+        e = Engine(EngineConfig(tp, dp, n_ctx=1024, n_gpu_layers=a.gpu_layers, n_threads=a.threads, draft_max=a.draft_max,
                                 device_sampling=ds))
         engines[name] = (e, DecodeClock(e.tctx, e.ds.ctx))
+    info = engines["host"][0].info
+    device = info.device
+    if a.gpu_layers and not info.gpu_layers_used:
+        for e, _ in engines.values():
+            e.close()
+        print(f"host_overhead: --gpu-layers {a.gpu_layers} asked, but no layer runs on a GPU ({device})", file=sys.stderr)
+        return 1
     prompt = list(range(5, 37))
     load = os.getloadavg()
     rows = []
@@ -112,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
         for e, _ in engines.values():
             e.close()
     print(f"vocab {VOCAB}, draft-max {a.draft_max} ({a.draft_max + 1}-row verify), {a.tokens} tokens x {a.rounds} rounds, "
-          f"{a.threads} thread(s), CPU backend; load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+          f"{a.threads} thread(s), {device}; load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     print(f"{'temperature':>11} {'path':<7} {'host µs/step outside decode':>28} {'ms/step':>8}")
     for temp, name, host_us, step_ms in rows:
         print(f"{temp:>11.1f} {name:<7} {host_us:>28.0f} {step_ms:>8.2f}")

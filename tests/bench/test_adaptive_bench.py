@@ -47,3 +47,36 @@ def test_smollm2_cases_use_the_first_run_pair_and_held_out_prompts(smollm2_path,
     seen = {p for ps in _kinds().values() for p in ps}
     assert got[0].prompts and not seen & {p for c in got for p in c.prompts}
     assert "smollm2-f16" in ab.ALL_CASES and "smollm2-f16" not in ab.DEFAULT_CASES
+
+
+def test_pair_cases_take_code_and_prose_prompts_and_refuse_bad_specs(tmp_path):
+    import pytest
+
+    t, d = tmp_path / "t.gguf", tmp_path / "d.gguf"
+    t.write_bytes(b"x")
+    d.write_bytes(b"x")
+    got = ab.pair_cases([f"standin={t},{d}"])
+    assert [(c.name, c.kind, c.target, c.draft) for c in got] == [
+        ("standin code", "code", t, d), ("standin prose", "prose", t, d)]
+    assert got[0].prompts == ab.CODE_PROMPTS and got[1].prompts == ab.PROSE_PROMPTS
+    with pytest.raises(SystemExit, match="NAME=TARGET,DRAFT"):
+        ab.pair_cases([f"{t},{d}"])
+    with pytest.raises(SystemExit, match="is not a file"):
+        ab.pair_cases([f"x={t},{tmp_path / 'missing.gguf'}"])
+
+
+def test_table_says_where_the_engine_ran():
+    r = _result({})
+    r["device"] = {"engine": "NVIDIA H200 (32/32 layers)", "gpu_layers_used": 32, "device_sampling": True}
+    assert "engine on NVIDIA H200 (32/32 layers), sampling on the device" in ab.table([r], (0.1, 0.2, 0.3))
+
+
+def test_gpu_layers_on_a_machine_without_a_gpu_fail_instead_of_measuring_the_cpu(tmp_path):
+    import pytest
+
+    from atomicchat.demo import demo_draft_path, demo_target_path
+
+    t, d = demo_target_path(), demo_draft_path()
+    with pytest.raises(SystemExit, match="--gpu-layers -1 asked, but the model runs on CPU"):
+        ab.main(["--cases", "none", "--pair", f"demo={t},{d}", "--gpu-layers", "-1", "--prompts", "1",
+                 "--max-tokens", "4", "--cache", str(tmp_path)])

@@ -1,7 +1,8 @@
-"""benchmarks/device_check.sh without a GPU: the plan, argument errors, and the loud no-GPU stop.
+"""benchmarks/device_check.sh without a GPU: the plan, argument errors, and the loud stops.
 
-Nothing is built here: --dry-run only prints, and the real run must stop at the GPU check (before
-it creates its work folder) when nvidia-smi is not on PATH.
+Nothing is built here: --dry-run only prints, the real run must stop at the GPU check (before it
+creates its work folder) when nvidia-smi is not on PATH, a --prebuilt folder that is no bundle is
+refused before anything runs, and --build-only without the sdist stops before compiling.
 """
 
 from __future__ import annotations
@@ -28,12 +29,55 @@ def test_dry_run_prints_the_cuda_build_and_gpu_bench_plan(tmp_path: Path):
     r = _run(["--dry-run", "--workdir", str(work), "--repeats", "2", "--cases", "a,b,c,d,e"], tmp_path)
     assert r.returncode == 0, r.stderr
     out = r.stdout
-    for part in ('CMAKE_ARGS="-DGGML_CUDA=on', "--no-index", "venv", "llama-server", "standin_9b.py",
-                 "atomicchat bench", "--cases a,b,c,d,e", "--gpu-layers -1", "--repeats 2", str(work),
-                 f"{ROOT}/benchmarks/bench.py", "ATOMICCHAT_DEVICE_SAMPLING unset", "on-device sampling"):  # fmt: skip
+    for part in ("-DGGML_CUDA=on", "-DBUILD_SHARED_LIBS=ON", "--target llama llama-server", "site/llama_cpp",
+                 "standin_9b.py", "atomicchat bench", "--cases a,b,c,d,e", "--gpu-layers -1", "--repeats 2",
+                 str(work), f"{ROOT}/benchmarks/bench.py", "ATOMICCHAT_DEVICE_SAMPLING unset",
+                 "on-device sampling", "host_overhead.py --gpu-layers -1"):  # fmt: skip
         assert part in out, part
+    assert out.count("cmake ") == 1  # one build serves the Python package and the server
     assert "would stop here" in out  # no nvidia-smi on this PATH
     assert not work.exists()  # a dry run creates nothing
+
+
+def test_build_only_plan_stops_after_the_bundle_and_prebuilt_skips_the_build(tmp_path: Path):
+    r = _run(["--dry-run", "--build-only", "--workdir", str(tmp_path / "w")], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "nvcc" in r.stdout and "no GPU needed" in r.stdout and "stops after step 2" in r.stdout
+    assert "atomicchat bench" not in r.stdout and "nvidia-smi" not in r.stdout
+    r = _run(["--dry-run", "--prebuilt", str(tmp_path / "b"), "--workdir", str(tmp_path / "w")], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "nothing is compiled" in r.stdout and "cmake " not in r.stdout
+    assert f"{tmp_path / 'b'}/bin/llama-server" in r.stdout
+    assert not (tmp_path / "w").exists()
+
+
+def _fake_bin(tmp_path: Path, name: str, body: str) -> Path:
+    bin_dir = tmp_path / "fake-bin"
+    bin_dir.mkdir(exist_ok=True)
+    fake = bin_dir / name
+    fake.write_text(f"#!{BASH}\n{body}\n")
+    fake.chmod(0o755)
+    return bin_dir
+
+
+def test_a_prebuilt_folder_that_is_no_bundle_is_refused_before_anything_runs(tmp_path: Path):
+    bin_dir = _fake_bin(tmp_path, "nvidia-smi", "echo 'GPU 0: NVIDIA H200 (UUID: GPU-0)'")
+    (tmp_path / "not-a-bundle").mkdir()
+    work = tmp_path / "work"
+    r = _run(["--prebuilt", str(tmp_path / "not-a-bundle"), "--workdir", str(work)], tmp_path, path=str(bin_dir))
+    assert r.returncode == 4
+    assert "is not a bundle" in r.stderr and "libllama.so is missing" in r.stderr and "--build-only" in r.stderr
+    assert not work.exists()
+
+
+def test_build_only_without_the_sdist_stops_before_compiling(tmp_path: Path):
+    bin_dir = _fake_bin(tmp_path, "nvcc", "exit 0")
+    work = tmp_path / "work"
+    r = _run(["--build-only", "--workdir", str(work), "--sdist", str(tmp_path / "missing.tar.gz")], tmp_path,
+             path=str(bin_dir))  # fmt: skip
+    assert r.returncode == 4
+    assert "sdist is not at" in r.stderr and "--sdist" in r.stderr
+    assert not work.exists()
 
 
 def test_without_nvidia_smi_it_stops_with_a_sentence(tmp_path: Path):
@@ -65,6 +109,7 @@ def test_an_nvidia_smi_that_lists_no_gpu_also_stops(tmp_path: Path):
         (["--workdir"], "--workdir needs a value"),
         (["--jobs", "two"], "--jobs must be a positive whole number"),
         (["--repeats", "0"], "--repeats must be a positive whole number"),
+        (["--build-only", "--prebuilt", "x"], "exclude each other"),
     ],
 )
 def test_bad_arguments_exit_2_with_the_reason(tmp_path: Path, args: list[str], needle: str):
@@ -94,5 +139,6 @@ def test_the_real_run_calls_this_layouts_paths_and_checks_device_sampling():
     assert (ROOT / "benchmarks" / "bench.py").is_file() and (ROOT / "atomicchat" / "cli" / "bench.py").is_file()
     assert '-m atomicchat bench --target "$target"' in text and "--gpu-layers -1" in text
     assert "unset ATOMICCHAT_DEVICE_SAMPLING" in text
+    assert (ROOT / "benchmarks" / "host_overhead.py").is_file() and "benchmarks/host_overhead.py --gpu-layers -1" in text
     assert '-m benchmarks.bench --check-gpu-report "$report"' in text
     assert "atomicchat/bench.py" not in text.replace("atomicchat/cli/bench.py", "")
