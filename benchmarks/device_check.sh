@@ -253,14 +253,17 @@ export PYTHONPATH="$site:$repo"
 py="$base_python"
 mkdir -p "$workdir"
 printf 'export LD_LIBRARY_PATH=%q PYTHONPATH=%q\n' "$LD_LIBRARY_PATH" "$PYTHONPATH" >"$workdir/env.sh"
-"$py" - <<'EOF' || die 5 "the Python side does not import (above); carry the missing package in the bundle's site/."
+rc=0
+"$py" - <<'EOF' || rc=$?
 import sys
 import gguf, numpy, llama_cpp
 ok = bool(llama_cpp.llama_supports_gpu_offload())
 print(f"python {sys.version.split()[0]}; numpy {numpy.__version__}; llama_cpp from {llama_cpp.__file__}: "
       f"GPU offload {'yes' if ok else 'NO'}")
-sys.exit(0 if ok else 5)
+sys.exit(0 if ok else 42)
 EOF
+((rc != 42)) || die 5 "llama.cpp sees no GPU through this build (its ggml_cuda_init line above says why)."
+((rc == 0)) || die 5 "the Python side does not import (above); carry the missing package in the bundle's site/."
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 
 printf '== 4. the Qwen3.5-9B stand-in (%s; %s s)\n' "$models" "$SECONDS"
