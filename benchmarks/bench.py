@@ -627,10 +627,13 @@ class _DecodeClock:
         self.calls = 0
         perf, cpu = time.perf_counter, time.thread_time
 
+        sync = c.llama_synchronize
+
         def wrap(fn):  # noqa: ANN001, ANN202
-            def timed(*a, _o=fn, _p=perf, _c=cpu):  # noqa: ANN002
+            def timed(*a, _o=fn, _p=perf, _c=cpu, _s=sync):  # noqa: ANN002
                 c0, t0 = _c(), _p()
                 r = _o(*a)
+                _s(a[0])  # a GPU decode returns before it has run: its wait belongs inside
                 self.seconds += _p() - t0
                 self.cpu += _c() - c0
                 self.calls += 1

@@ -80,3 +80,39 @@ def test_gpu_layers_on_a_machine_without_a_gpu_fail_instead_of_measuring_the_cpu
     with pytest.raises(SystemExit, match="--gpu-layers -1 asked, but the model runs on CPU"):
         ab.main(["--cases", "none", "--pair", f"demo={t},{d}", "--gpu-layers", "-1", "--prompts", "1",
                  "--max-tokens", "4", "--cache", str(tmp_path)])
+
+
+def test_first_diff_at_and_the_margin_text():
+    assert ab.first_diff_at([[1, 2], [3, 4]], [[1, 2], [3, 5]]) == (1, 1)
+    assert ab.first_diff_at([[1, 2]], [[1, 2]]) is None
+    m = {"run": 1, "index": 31, "target_only": 7, "this": 9, "top2": [7, 9], "gap": 0.0012, "top_logit": 14.2,
+         "same_prefix": True}
+    assert ab.describe_margin(m) == "one-row decode: top two [7, 9] 0.0012 apart (top logit 14.2); the two runs took exactly those two"
+    assert "other tokens" in ab.describe_margin(dict(m, this=3))
+    r = _result({})
+    r["engine_differs"] = {"fixed 3": m}
+    r["runs_identical"] = {"target-only": 6, "fixed 3": 5}
+    assert "≠ fixed 3 (GPU): 5/6 runs identical; first difference run 1, token 31" in ab.table([r], (0.1, 0.2, 0.3))
+
+
+def test_margin_at_reads_the_one_row_logits_of_the_first_differing_token(tmp_path):
+    """On the CPU the runs agree, so a difference is made up here: the margin comes from a real
+    one-row decode of the demo target and names the token target-only took as its top one."""
+    import argparse
+
+    from atomicchat.demo import demo_draft_path, demo_target_path
+    from atomicchat.engine import Engine, EngineConfig
+    from benchmarks.common import run_once
+
+    case = ab.Case("demo code", demo_target_path(), demo_draft_path(), ab.CODE_PROMPTS, "code")
+    a = argparse.Namespace(ctx=512, gpu_layers=0, threads=1)
+    eng = Engine(EngineConfig(case.target, None, n_ctx=512, n_threads=1))
+    try:
+        prompt = eng.chat_prompt([{"role": "user", "content": ab.CODE_PROMPTS[0]}])
+        ref = list(run_once(eng, prompt, 12, False, None).tokens)
+    finally:
+        eng.close()
+    other = ref[:5] + [ref[5] + 1] + ref[6:]
+    m = ab.margin_at(case, a, [prompt], [ref], [other])
+    assert (m["run"], m["index"], m["target_only"], m["this"]) == (0, 5, ref[5], ref[5] + 1)
+    assert m["top2"][0] == ref[5] and m["gap"] >= 0 and m["same_prefix"]
