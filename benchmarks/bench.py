@@ -848,8 +848,8 @@ def bench_pair(pair: Pair, args: argparse.Namespace, cases: list[str], binary: P
 
 
 def engine_device(engines: dict[str, Any], order: list[str]) -> dict[str, dict[str, Any]]:
-    """Where each engine case ran and whether it sampled on the device (automatic with GPU layers;
-    device_check.sh fails a GPU run where this says otherwise)."""
+    """Where each engine case ran and whether it sampled on the device (off unless asked for:
+    engine/device_sampling.py; device_check.sh checks both)."""
     return {
         c: {"device": e.info.device, "gpu_layers_used": e.info.gpu_layers_used, "device_sampling": bool(e.device_sampling)}
         for c, e in engines.items()
@@ -857,9 +857,10 @@ def engine_device(engines: dict[str, Any], order: list[str]) -> dict[str, dict[s
     }
 
 
-def gpu_report_problems(report: dict[str, Any]) -> list[str]:
+def gpu_report_problems(report: dict[str, Any], device_sampling: bool | None = None) -> list[str]:
     """What keeps a `--gpu-layers` report from showing the GPU path: an engine case that offloaded no
-    layer or sampled on the host, or no engine case at all. Empty when the report is fine."""
+    layer, one that sampled where it was not meant to (device_sampling True/False; None: either), or
+    no engine case at all. Empty when the report is fine."""
     problems = []
     seen = False
     for m in report.get("models", []):
@@ -867,21 +868,23 @@ def gpu_report_problems(report: dict[str, Any]) -> list[str]:
             seen = True
             if not e.get("gpu_layers_used"):
                 problems.append(f"{m.get('name')} case {case}: no layer ran on the GPU ({e.get('device')})")
-            if not e.get("device_sampling"):
-                problems.append(f"{m.get('name')} case {case}: sampling ran on the host, not on the device")
+            if device_sampling is not None and bool(e.get("device_sampling")) != device_sampling:
+                where = "on the host, not on the device" if device_sampling else "on the device, not on the host"
+                problems.append(f"{m.get('name')} case {case}: sampling ran {where}")
     if not seen:
         problems.append("the report has no engine case (a or b)")
     return problems
 
 
-def _check_gpu_report_main(path: Path) -> int:
-    """`python -m benchmarks.bench --check-gpu-report FILE` (device_check.sh step 6): exit 0 when fine."""
+def _check_gpu_report_main(path: Path, device_sampling: bool | None = None) -> int:
+    """`python -m benchmarks.bench --check-gpu-report FILE [host|device]` (device_check.sh): exit 0
+    when every engine case ran on the GPU (and sampled where the second argument says)."""
     report = json.loads(path.read_text())
     for m in report.get("models", []):
         for case, e in (m.get("engine_device") or {}).items():
             print(f"{m.get('name')} case {case}: {e.get('device')}, sampling "
                   f"{'on the device' if e.get('device_sampling') else 'on the host'}")
-    problems = gpu_report_problems(report)
+    problems = gpu_report_problems(report, device_sampling)
     for line in problems:
         print(f"device_check: {line}", file=sys.stderr)
     return 1 if problems else 0
@@ -1057,8 +1060,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--check-gpu-report"] and len(sys.argv) == 3:
-        sys.exit(_check_gpu_report_main(Path(sys.argv[2])))
+    if sys.argv[1:2] == ["--check-gpu-report"] and len(sys.argv) in (3, 4):
+        where = {"host": False, "device": True}.get(sys.argv[3]) if len(sys.argv) == 4 else None
+        sys.exit(_check_gpu_report_main(Path(sys.argv[2]), where))
     from atomicchat.cli import main
 
     sys.exit(main(["bench", *sys.argv[1:]]))

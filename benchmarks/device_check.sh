@@ -11,12 +11,12 @@
 #   3. checks that the CUDA libraries resolve and that the Python side imports;
 #   4. generates the Qwen3.5-9B stand-in (benchmarks/standin_9b.py) into the work folder;
 #   5. runs `atomicchat bench` (atomicchat/cli/bench.py, which loads benchmarks/bench.py of this
-#      checkout) cases a-e side by side with every layer on the GPU (--gpu-layers -1) and prints its
-#      table. On-device sampling follows from the offloaded layers (EngineConfig.device_sampling is
-#      None, so it is on when layers run on the GPU); ATOMICCHAT_DEVICE_SAMPLING is unset for the run
-#      so that an inherited 0 cannot turn it off;
-#   6. fails unless every engine case of the report ran on the GPU and sampled on the device;
-#   7. benchmarks/host_overhead.py --gpu-layers -1: host µs per step outside llama_decode at the
+#      checkout) cases a-e side by side with every layer on the GPU (--gpu-layers -1), as the app
+#      runs them (host sampling: ATOMICCHAT_DEVICE_SAMPLING unset), with --overhead;
+#   6. fails unless every engine case of that report ran on the GPU and sampled on the host;
+#   7. runs cases a,b again with on-device sampling (ATOMICCHAT_DEVICE_SAMPLING=1), the comparison
+#      that decides its default (engine/device_sampling.py), and checks that it sampled on the device;
+#   8. benchmarks/host_overhead.py --gpu-layers -1: host µs per step outside llama_decode at the
 #      248,320-token vocabulary, host sampling against on-device sampling, tokens compared.
 # After step 3, WORKDIR/env.sh holds the LD_LIBRARY_PATH and PYTHONPATH of this build: source it to
 # run other benchmarks on it (benchmarks/adaptive_bench.py --gpu-layers -1 --server-bin BUNDLE/bin/llama-server).
@@ -109,6 +109,7 @@ models="$workdir/models"
 target="$models/standin-qwen35-9b-target.Q4_K_M.gguf"
 draft="$models/standin-qwen35-9b-draft.Q8_0.gguf"
 report="$workdir/bench-gpu.json"
+report_ds="$workdir/bench-gpu-device-sampling.json"
 cmake_args="-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=$cuda_arch"
 # GGML_CUDA_NO_VMM: no link against the driver's libcuda.so, so the build works where only the
 # toolkit is installed (a build machine without a GPU); the memory pool then uses cudaMalloc.
@@ -135,13 +136,13 @@ plan() {
     printf '     CUDA runtime folders), %s imports llama_cpp, numpy, gguf with PYTHONPATH=%s:%s\n' "$base_python" "$site" "$repo"
     printf '  4. stand-in: python benchmarks/standin_9b.py --out-dir %s\n' "$models"
     printf '  5. python -m atomicchat bench --target %s --draft %s --cases %s --gpu-layers -1\n' "$target" "$draft" "$cases"
-    printf '     --server %s --repeats %s --prompts %s --max-tokens %s --json-out %s\n' \
+    printf '     --server %s --repeats %s --prompts %s --max-tokens %s --overhead --json-out %s\n' \
         "$server" "$repeats" "$prompts" "$max_tokens" "$report"
-    printf '     (atomicchat/cli/bench.py loads %s/benchmarks/bench.py; ATOMICCHAT_DEVICE_SAMPLING unset)\n' "$repo"
-    printf '     (n_gpu_layers=-1 for the engine and Llama, -ngl/-ngld 999 for llama-server; one table;\n'
-    printf '      on-device sampling is automatic with GPU layers, EngineConfig.device_sampling=None)\n'
-    printf '  6. check %s: every engine case ran on the GPU with on-device sampling\n' "$report"
-    printf '  7. python benchmarks/host_overhead.py --gpu-layers -1: host vs on-device sampling at vocab 248,320\n'
+    printf '     (atomicchat/cli/bench.py loads %s/benchmarks/bench.py; ATOMICCHAT_DEVICE_SAMPLING unset:\n' "$repo"
+    printf '      host sampling, the default; n_gpu_layers=-1 for the engine and Llama, -ngl/-ngld 999 for llama-server)\n'
+    printf '  6. check %s: every engine case ran on the GPU, sampling on the host\n' "$report"
+    printf '  7. the same with ATOMICCHAT_DEVICE_SAMPLING=1, cases a,b: on-device sampling, checked in %s\n' "$report_ds"
+    printf '  8. python benchmarks/host_overhead.py --gpu-layers -1: host vs on-device sampling at vocab 248,320\n'
     [[ -n "$out" ]] && printf '  every step'"'"'s output is also written to %s\n' "$out"
     return 0
 }
@@ -270,20 +271,28 @@ printf '== 4. the Qwen3.5-9B stand-in (%s; %s s)\n' "$models" "$SECONDS"
 cd "$repo"
 "$py" benchmarks/standin_9b.py --out-dir "$models" --threads "$jobs" 2>&1 | log standin
 
-printf '== 5. atomicchat bench, cases %s, every layer on the GPU (%s s)\n' "$cases" "$SECONDS"
-rm -f "$report"
+printf '== 5. atomicchat bench, cases %s, every layer on the GPU, as the app runs (%s s)\n' "$cases" "$SECONDS"
+rm -f "$report" "$report_ds"
 (
-    unset ATOMICCHAT_DEVICE_SAMPLING
+    unset ATOMICCHAT_DEVICE_SAMPLING  # the engine's default (host sampling), not an inherited choice
     "$py" -m atomicchat bench --target "$target" --draft "$draft" --cases "$cases" \
         --gpu-layers -1 --server "$server" --repeats "$repeats" --prompts "$prompts" \
-        --max-tokens "$max_tokens" --json-out "$report" 2>&1 | log bench
+        --max-tokens "$max_tokens" --overhead --json-out "$report" 2>&1 | log bench
 )
 [[ -n "$out" && -f "$report" ]] && cp "$report" "$out/"
 
-printf '== 6. on-device sampling on the GPU path (%s s)\n' "$SECONDS"
-"$py" -m benchmarks.bench --check-gpu-report "$report" ||
-    die 7 "the GPU path did not run on the GPU with on-device sampling (see above)."
+printf '== 6. every engine case ran on the GPU, sampling on the host (%s s)\n' "$SECONDS"
+"$py" -m benchmarks.bench --check-gpu-report "$report" host ||
+    die 7 "the engine did not run on the GPU as the app would (see above)."
 
-printf '== 7. host time per step outside llama_decode, vocab 248,320, on the GPU (%s s)\n' "$SECONDS"
+printf '== 7. the same engine cases a,b with on-device sampling (ATOMICCHAT_DEVICE_SAMPLING=1) (%s s)\n' "$SECONDS"
+ATOMICCHAT_DEVICE_SAMPLING=1 "$py" -m atomicchat bench --target "$target" --draft "$draft" --cases a,b \
+    --gpu-layers -1 --repeats "$repeats" --prompts "$prompts" --max-tokens "$max_tokens" --overhead \
+    --json-out "$report_ds" 2>&1 | log bench_device_sampling
+[[ -n "$out" && -f "$report_ds" ]] && cp "$report_ds" "$out/"
+"$py" -m benchmarks.bench --check-gpu-report "$report_ds" device ||
+    die 7 "on-device sampling did not run on the GPU (see above)."
+
+printf '== 8. host time per step outside llama_decode, vocab 248,320, on the GPU (%s s)\n' "$SECONDS"
 "$py" benchmarks/host_overhead.py --gpu-layers -1 --cache "$models" 2>&1 | log host_overhead
 printf "== done (%s s)\n" "$SECONDS"

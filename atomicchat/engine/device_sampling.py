@@ -10,8 +10,10 @@ fifth to a half of the step. llama.cpp (this commit) can attach a sampler chain 
 Exactness: each verify row's token is sampled from the target's own distribution for that prefix,
 as on the host, so output stays the target's: identical under greedy and top_k=1, the same
 distribution otherwise (the random stream differs from the host sampler's).
-On the CPU backend the in-graph argmax made a 16-row verify slower, so the engine uses this only
-when layers run on a GPU (or when asked, for the correctness tests).
+It is off unless asked for (EngineConfig.device_sampling, $ATOMICCHAT_DEVICE_SAMPLING=1): measured
+slower than the host path on the CPU backend and, on an H200, slower per step although it removes
+most of the host's work (`wanted` has the figures): there the host path's copies and argmax took
+about 1 ms of a 16-row step and the in-graph sampler nodes added more than that to the decode.
 """
 
 from __future__ import annotations
@@ -25,14 +27,21 @@ from atomicchat.engine.types import GenParams
 
 
 def wanted(setting: bool | None, gpu_layers_used: int) -> bool:
-    """Whether to sample on the device: the setting, else $ATOMICCHAT_DEVICE_SAMPLING (0/1), else
-    only when some layers were offloaded to a GPU."""
+    """Whether to sample on the device: the setting, else $ATOMICCHAT_DEVICE_SAMPLING (0/1), else no.
+
+    Off by default on every backend, by measurement. On the CPU an in-graph argmax made a 16-row
+    verify 2x slower. On an NVIDIA H200 (CUDA build of this llama.cpp, every layer offloaded) it cut
+    the host's work per step at vocab 248,320 from 1,014 to 234 us, but the sampler nodes added more
+    inside llama_decode than that saved: 3.79 vs 2.85 ms per 16-row DFlash step, and on the
+    Qwen3.5-9B stand-in 58.7 vs 61.9 tok/s (DFlash, pinned 15) and 216.5 vs 218.4 (target alone).
+    `gpu_layers_used` stays in the signature so a backend where it pays can turn it on here."""
+    del gpu_layers_used
     if setting is not None:
         return setting
     env = os.environ.get("ATOMICCHAT_DEVICE_SAMPLING", "").strip()
     if env in ("0", "1"):
         return env == "1"
-    return gpu_layers_used > 0
+    return False
 
 
 class DeviceSampler:

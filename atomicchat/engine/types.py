@@ -23,7 +23,8 @@ class EngineConfig:
     # Tests and experts only: recurrent rollback depth of a hybrid target (None: draft_max).
     # A smaller value forces the checkpoint/re-decode fallback.
     n_rs_seq: int | None = None
-    # Sample on the device (no logits rows to the host): None = when layers run on a GPU.
+    # Sample on the device (no logits rows to the host): None = $ATOMICCHAT_DEVICE_SAMPLING, else
+    # off (measured slower than the host path on the CPU and on an H200: engine/device_sampling.py).
     device_sampling: bool | None = None
 
 

@@ -216,18 +216,26 @@ def test_gpu_report_check_flags_host_sampling_and_cpu_runs(tmp_path: Path, capsy
     ok = {"device": "GPU (33/33 layers)", "gpu_layers_used": 33, "device_sampling": True}
     host = {"device": "GPU (33/33 layers)", "gpu_layers_used": 33, "device_sampling": False}
     cpu = {"device": "CPU (no GPU layers were offloaded)", "gpu_layers_used": 0, "device_sampling": False}
-    assert bench.gpu_report_problems({"models": [{"name": "m", "engine_device": {"a": ok, "b": ok}}]}) == []
-    probs = bench.gpu_report_problems({"models": [{"name": "m", "engine_device": {"a": host, "b": cpu}}]})
+    assert bench.gpu_report_problems({"models": [{"name": "m", "engine_device": {"a": ok, "b": ok}}]}, True) == []
+    probs = bench.gpu_report_problems({"models": [{"name": "m", "engine_device": {"a": host, "b": cpu}}]}, True)
     assert len(probs) == 3 and any("host" in p for p in probs) and any("no layer ran on the GPU" in p for p in probs)
+    # the default run samples on the host: then a case on the device is the surprise
+    assert bench.gpu_report_problems({"models": [{"name": "m", "engine_device": {"a": host}}]}, False) == []
+    assert bench.gpu_report_problems({"models": [{"name": "m", "engine_device": {"a": ok}}]}, False) == [
+        "m case a: sampling ran on the device, not on the host"]
+    assert bench.gpu_report_problems({"models": [{"name": "m", "engine_device": {"a": ok, "b": host}}]}) == []
     assert bench.gpu_report_problems({"models": [{"name": "m", "engine_device": {}}]}) == [
         "the report has no engine case (a or b)"
     ]
     f = tmp_path / "r.json"
     f.write_text(json.dumps({"models": [{"name": "m", "engine_device": {"b": host}}]}))
-    assert bench._check_gpu_report_main(f) == 1
+    assert bench._check_gpu_report_main(f, True) == 1
     assert "sampling ran on the host" in capsys.readouterr().err
+    assert bench._check_gpu_report_main(f, False) == 0
     f.write_text(json.dumps({"models": [{"name": "m", "engine_device": {"b": ok}}]}))
-    assert bench._check_gpu_report_main(f) == 0
+    assert bench._check_gpu_report_main(f, True) == 0
+    f.write_text(json.dumps({"models": [{"name": "m", "engine_device": {"b": cpu}}]}))
+    assert bench._check_gpu_report_main(f) == 1
     assert "m case b: GPU (33/33 layers), sampling on the device" in capsys.readouterr().out
 
 

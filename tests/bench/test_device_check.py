@@ -140,5 +140,7 @@ def test_the_real_run_calls_this_layouts_paths_and_checks_device_sampling():
     assert '-m atomicchat bench --target "$target"' in text and "--gpu-layers -1" in text
     assert "unset ATOMICCHAT_DEVICE_SAMPLING" in text
     assert (ROOT / "benchmarks" / "host_overhead.py").is_file() and "benchmarks/host_overhead.py --gpu-layers -1" in text
-    assert '-m benchmarks.bench --check-gpu-report "$report"' in text
+    assert '-m benchmarks.bench --check-gpu-report "$report" host' in text  # as the app runs: host sampling
+    assert 'ATOMICCHAT_DEVICE_SAMPLING=1 "$py" -m atomicchat bench' in text
+    assert '--check-gpu-report "$report_ds" device' in text
     assert "atomicchat/bench.py" not in text.replace("atomicchat/cli/bench.py", "")
