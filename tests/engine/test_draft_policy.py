@@ -220,3 +220,66 @@ def test_calibrated_policy_still_learns_acceptance_where_drafting_pays():
     rate, chosen = simulate(policy, verify, draft, trace(), n_tokens=256)
     assert chosen[:8] == [1, 1, 2, 2, 4, 4, 7, 7]
     assert rate >= 0.9 * best_fixed(verify, draft, trace, 7)
+
+
+def _h200_demo():
+    rec = json.loads((DATA / "policy_costs_h200_demo_q8_0.json").read_text())
+
+    def table(ms: dict[str, float]) -> Callable[[int], float]:
+        t = CostTable()
+        for n, v in ms.items():
+            t.observe(int(n), v / 1e3)
+            t.observe(int(n), v / 1e3)  # the first observation of a size is dropped (graph build)
+        return t.estimate
+
+    p = rec["p"]
+
+    def trace(seed: int = 0) -> Iterator[int]:
+        rng = random.Random(seed)
+        while True:
+            m = 0
+            while m < len(p) and rng.random() < p[m]:
+                m += 1
+            yield m
+
+    return rec, table(rec["verify_ms"]), table(rec["draft_ms"]), trace
+
+
+@pytest.mark.parametrize(("n_tokens", "floor"), [(1000, 0.82), (3000, 0.90)])
+def test_probes_stay_within_their_budget_where_a_probe_is_dear(n_tokens, floor):
+    """The H200 demo costs: a plain step 0.23 ms, a probe with its graph switches ~2.3 ms plus ~1 ms
+    per warm-up feeding. No draft length pays there (measured: best fixed 0.89x of target-only), so
+    the policy should stay plain and probe rarely. Without the time budget the probes alone cost 15%
+    over 3000 tokens (0.85x of target-only); with it 0.93x (simulated on those costs)."""
+    rec, verify, draft, trace = _h200_demo()
+    feed = 0.9e-3  # a 1-row draft decode there, with its graph switch
+    plain = 1.0 / verify(1)
+    rate, chosen = simulate(DraftPolicy(k_max=rec["k_max"]), verify, draft, trace(), n_tokens=n_tokens, feed=feed)
+    unbudgeted = DraftPolicy(k_max=rec["k_max"], explore_budget=0.0)
+    rate0, chosen0 = simulate(unbudgeted, verify, draft, trace(), n_tokens=n_tokens, feed=feed)
+    assert rate >= floor * plain, (rate / plain, rate0 / plain)
+    assert rate >= 1.05 * rate0  # the budget is what makes the difference
+    assert sum(1 for k in chosen if k) < sum(1 for k in chosen0 if k)
+
+
+def test_the_probe_gap_follows_what_a_probe_costs_next_to_a_plain_step():
+    def policy(verify_s: float, draft_s: float, feed_s: float) -> DraftPolicy:
+        pol = DraftPolicy(k_max=7)
+        for _ in range(3):
+            pol.calibrate(0, 0.0, 1e-3)  # a plain step: 1 ms
+            pol.calibrate(1, draft_s, verify_s)
+            pol.record(0, 0, feed_s, 1e-3, fed=True)  # a fed plain step: its feeding is learned apart
+        return pol
+
+    cheap = policy(verify_s=1.2e-3, draft_s=0.3e-3, feed_s=0.1e-3)
+    assert cheap._gap(7) == cheap.probe_first  # a probe costs about one plain step: the learned gap
+    dear = policy(verify_s=8e-3, draft_s=4e-3, feed_s=2e-3)
+    # extra time of a probe cycle: 12 ms - 1.5 tokens x 1 ms + 4 feedings x 2 ms = 18.5 ms -> 617 steps at 3%
+    assert dear.feed.estimate(1) == pytest.approx(2e-3)
+    assert dear._gap(7) == dear.probe_first  # the first probe of a loaded model is not held back
+    dear._probes = 1
+    assert 600 <= dear._gap(7) <= 640
+    dearest = policy(verify_s=80e-3, draft_s=40e-3, feed_s=20e-3)
+    dearest._probes = 1
+    assert dearest._gap(7) == DraftPolicy.probe_cap
+    assert DraftPolicy(k_max=7)._gap(7) == DraftPolicy.probe_first  # nothing known yet
