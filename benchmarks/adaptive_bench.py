@@ -201,6 +201,7 @@ def bench_case(case: Case, a: argparse.Namespace, server_bin: Path | None) -> di
         ref = tallies["target-only"].outputs
         differs: dict[str, str] = {}
         engine_differs: dict[str, dict[str, Any]] = {}
+        decoded: dict[tuple[int, int], Any] = {}  # one one-row decode per (run, token) that parted
         for name, t in tallies.items():
             where = first_difference(t.outputs, ref)
             if where is None:
@@ -212,7 +213,7 @@ def bench_case(case: Case, a: argparse.Namespace, server_bin: Path | None) -> di
                 # target's top two logits can fall the other way: reported with that margin.
                 if not a.gpu_layers:
                     raise SystemExit(f"adaptive_bench: {msg}")
-                engine_differs[name] = margin_at(case, a, prompts, ref, t.outputs)
+                engine_differs[name] = margin_at(case, a, prompts, ref, t.outputs, decoded)
                 msg += f" ({describe_margin(engine_differs[name])})"
             print(f"adaptive_bench: note: {msg}", file=sys.stderr, flush=True)
             differs[name] = where
@@ -251,29 +252,35 @@ def first_diff_at(outputs: list[list[int]], ref: list[list[int]]) -> tuple[int, 
 
 
 def margin_at(case: Case, a: argparse.Namespace, prompts: list[list[int]], ref: list[list[int]],
-              outputs: list[list[int]]) -> dict[str, Any]:
+              outputs: list[list[int]], seen: dict[tuple[int, int], Any] | None = None) -> dict[str, Any]:
     """At the first token where `outputs` departs from target-only `ref`: the target's own logits
     for that token from a one-row decode (a fresh engine sampling on the host, so the row is on the
-    host), their top two and the gap between them, and which token each side took."""
+    host), their top two and the gap between them, and which token each side took. `seen` keeps
+    each (run, token)'s decode, since every draft length tends to part at the same token."""
     import numpy as np
 
     at = first_diff_at(outputs, ref)
     if at is None:
         return {}
     run, i = at
-    prompt = prompts[run % len(prompts)]
-    eng = Engine(EngineConfig(case.target, None, n_ctx=a.ctx, n_gpu_layers=a.gpu_layers, n_threads=a.threads,
-                              device_sampling=False))
-    try:
-        fin = run_once(eng, prompt, i + 1, False, None)
-        row = np.array(eng.tctx.logits(1, eng.n_vocab)[0], dtype=np.float64)
-    finally:
-        eng.close()
-    top = [int(x) for x in np.argsort(row)[-2:][::-1]]
+    if seen is None or at not in seen:
+        eng = Engine(EngineConfig(case.target, None, n_ctx=a.ctx, n_gpu_layers=a.gpu_layers, n_threads=a.threads,
+                                  device_sampling=False))
+        try:
+            fin = run_once(eng, prompts[run % len(prompts)], i + 1, False, None)
+            row = np.array(eng.tctx.logits(1, eng.n_vocab)[0], dtype=np.float64)
+        finally:
+            eng.close()
+        top = [int(x) for x in np.argsort(row)[-2:][::-1]]
+        found = {"top2": top, "gap": float(row[top[0]] - row[top[1]]), "top_logit": float(row[top[0]]),
+                 "same_prefix": list(fin.tokens[:i]) == ref[run][:i]}
+        if seen is not None:
+            seen[at] = found
+    else:
+        found = seen[at]
     got, want = outputs[run], ref[run]
     return {"run": run, "index": i, "target_only": want[i] if i < len(want) else None,
-            "this": got[i] if i < len(got) else None, "top2": top, "gap": float(row[top[0]] - row[top[1]]),
-            "top_logit": float(row[top[0]]), "same_prefix": list(fin.tokens[:i]) == want[:i]}
+            "this": got[i] if i < len(got) else None, **found}
 
 
 def describe_margin(m: dict[str, Any]) -> str:
@@ -286,10 +293,9 @@ def describe_margin(m: dict[str, Any]) -> str:
 
 def first_difference(outputs: list[list[int]], ref: list[list[int]]) -> str | None:
     """Where `outputs` first departs from `ref` ("run r, token i"), or None when identical."""
-    for r, (got, want) in enumerate(zip(outputs, ref)):
-        if got != want:
-            i = next((j for j, (x, y) in enumerate(zip(got, want)) if x != y), min(len(got), len(want)))
-            return f"run {r}, token {i}"
+    at = first_diff_at(outputs, ref)
+    if at is not None:
+        return f"run {at[0]}, token {at[1]}"
     return None if len(outputs) == len(ref) else f"run {min(len(outputs), len(ref))} (missing)"
 
 

@@ -195,7 +195,7 @@ log() { # step name: tee the step's output into --out when given
 
 if [[ -z "$prebuilt" ]]; then
     printf '== 2. one CUDA build of llama.cpp (%s)\n' "$build"
-    find_nvcc
+    [[ -n "${nvcc_bin:-}" ]] || find_nvcc  # --build-only found it in step 1
     mkdir -p "$workdir"
     src="$sdist"
     if [[ ! -d "$sdist" ]]; then
@@ -210,7 +210,7 @@ if [[ -z "$prebuilt" ]]; then
     rm -rf "$bundle"
     mkdir -p "$libdir" "$bundle/bin"
     cp -r "$src/llama_cpp/." "$site/llama_cpp/"
-    rm -rf "$site/llama_cpp/server" "$site/llama_cpp/__pycache__"
+    rm -rf "$site/llama_cpp/server"
     cp -a "$build"/bin/*.so* "$libdir/"  # -a: the soname links stay links (not three copies)
     cp "$build"/bin/llama-server "$bundle/bin/"
     if command -v strip >/dev/null 2>&1; then  # symbols are not needed to run (the CUDA library: 67 -> 60 MB)

@@ -9,8 +9,9 @@ in one process and must give identical tokens.
     .venv/bin/python benchmarks/host_overhead.py                # 3 rounds x 64 tokens, k = 15, CPU
     python benchmarks/host_overhead.py --gpu-layers -1             # every layer on the GPU (device_check.sh)
 
-On the CPU backend on-device sampling is slower (a 16-row verify took 2x as long), so the engine keeps
-the host path there; this script forces each path in turn, so both are measured wherever it runs.
+The engine samples on the host unless asked otherwise (on-device sampling was slower on the CPU and
+on an H200: engine/device_sampling.py); this script forces each path in turn, so both are measured
+wherever it runs.
 """
 
 from __future__ import annotations

@@ -116,3 +116,23 @@ def test_margin_at_reads_the_one_row_logits_of_the_first_differing_token(tmp_pat
     m = ab.margin_at(case, a, [prompt], [ref], [other])
     assert (m["run"], m["index"], m["target_only"], m["this"]) == (0, 5, ref[5], ref[5] + 1)
     assert m["top2"][0] == ref[5] and m["gap"] >= 0 and m["same_prefix"]
+
+
+def test_margin_at_decodes_each_parting_token_once(monkeypatch):
+    """Every draft length tends to part from target-only at the same token: the one-row decode for a
+    (run, token) is made once and shared."""
+    import argparse
+
+    from atomicchat.demo import demo_draft_path, demo_target_path
+
+    case = ab.Case("demo code", demo_target_path(), demo_draft_path(), ab.CODE_PROMPTS, "code")
+    a = argparse.Namespace(ctx=512, gpu_layers=0, threads=1)
+    loads = []
+    real = ab.Engine
+    monkeypatch.setattr(ab, "Engine", lambda *x, **k: loads.append(1) or real(*x, **k))
+    ref = [[5, 6, 7, 8]]
+    seen: dict = {}
+    m1 = ab.margin_at(case, a, [[1, 2, 3]], ref, [[5, 6, 9, 8]], seen)
+    m2 = ab.margin_at(case, a, [[1, 2, 3]], ref, [[5, 6, 4, 8]], seen)
+    assert len(loads) == 1 and (m1["this"], m2["this"]) == (9, 4)
+    assert m1["top2"] == m2["top2"] and m1["gap"] == m2["gap"]
