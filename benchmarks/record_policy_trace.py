@@ -3,7 +3,9 @@
 Runs the pair with the draft length pinned at its maximum (greedy) and writes, per step, how many
 drafted tokens the target accepted (the match length, capped at k_max), plus the median cost of a
 verify of n tokens and of a draft of k tokens for every size, measured by pinning each length in turn.
-tests/engine/test_draft_policy.py replays these traces through the policy:
+tests/engine/test_draft_policy.py replays these traces through the policy. It also prints the
+ceiling: the speedup over plain steps each length would give if every drafted token were accepted
+(k + 1 tokens for one draft block and one verify of k + 1), which no draft can beat on this machine:
 
     .venv/bin/python benchmarks/record_policy_trace.py --out tests/engine/data/policy_trace_demo.json
 """
@@ -74,11 +76,16 @@ def main(argv: list[str] | None = None) -> int:
         if not matches or 1 not in verify:
             print("record_policy_trace: nothing was recorded", file=sys.stderr)
             return 1
+        vm = {n: statistics.median(v) * 1e3 for n, v in sorted(verify.items())}
+        dm = {k: statistics.median(v) * 1e3 for k, v in sorted(drafts.items())}
         out = {
             "target": target.name, "draft": draft.name, "threads": a.threads, "k_max": kmax,
             "load_average": os.getloadavg(),
-            "verify_ms": {n: statistics.median(v) * 1e3 for n, v in sorted(verify.items())},
-            "draft_ms": {k: statistics.median(v) * 1e3 for k, v in sorted(drafts.items())},
+            "verify_ms": vm,
+            "draft_ms": dm,
+            # what a step of k drafted tokens would give over plain steps if every token were accepted:
+            # no draft, however good, makes replies faster than this on this machine
+            "ceiling_speedup": {k: round((k + 1) * vm[1] / (vm[k + 1] + dm[k]), 3) for k in dm if k + 1 in vm},
             "matches": matches,
         }
         a.out.write_text(json.dumps(out, indent=1))

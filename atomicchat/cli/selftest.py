@@ -136,12 +136,19 @@ def _demo_pair() -> tuple[Path, Path] | None:
     return None
 
 
+# The DFlash check pins a draft length: it checks that drafting is lossless here, and the adaptive
+# policy may rightly choose plain steps on a machine where drafting does not pay.
+_CHECK_DRAFT_MAX = 4
+
+
 def _generate(eng: Any, prompt: list[int], max_tokens: int, use_draft: bool) -> Any:
     from atomicchat.engine import Finished
     from atomicchat.engine.requests import gen_params
 
     final = None
-    for ev in eng.generate(prompt, gen_params(max_tokens=max_tokens, temperature=0.0, seed=0, use_draft=use_draft)):
+    params = gen_params(max_tokens=max_tokens, temperature=0.0, seed=0, use_draft=use_draft,
+                        draft_max=_CHECK_DRAFT_MAX if use_draft else None)
+    for ev in eng.generate(prompt, params):
         if isinstance(ev, Finished):
             final = ev
     assert final is not None

@@ -32,6 +32,7 @@ class CostTable:
     beyond the largest."""
 
     keep: int = 5
+    drop_first: bool = True  # False where a first call has no graph to build (whole probe cycles)
     samples: dict[int, list[float]] = field(default_factory=dict)
     values: dict[int, float] = field(default_factory=dict)  # the current estimate of every observed size
     version: int = 0  # bumped by every observation, so callers can cache what they derive
@@ -41,7 +42,7 @@ class CostTable:
         if seconds <= 0:
             return
         xs = self.samples.setdefault(n, [])
-        if len(xs) == 1 and n not in self._warmed:  # a size's first call also builds its graph: dropped
+        if len(xs) == 1 and n not in self._warmed and self.drop_first:  # a first call built its graph: dropped
             self._warmed.add(n)
             xs.clear()
         xs.append(seconds)
@@ -136,13 +137,15 @@ class DraftPolicy:
     probe_max: int = 256
     explore_within: float = 0.8  # neighbours tried only when their expected rate is this close
     close_call: float = 0.85  # a probe within this share of a plain step's rate keeps probing often
-    warm: int = 4  # plain steps before a probe that feed the draft again (its recent context)
-    explore_budget: float = 0.03  # share of a plain run's time that its probes may cost at most
+    warm: int = 16  # plain steps before a probe that feed the draft again (its recent context)
+    explore_budget: float = 0.015  # share of a plain run's time that its probes may cost at most
     probe_cap: int = 2048  # plain steps between probes at the most, whatever a probe costs
     verify: CostTable = field(default_factory=CostTable)  # by tokens decoded: k + 1 (1 = plain step)
     bare: CostTable = field(default_factory=CostTable)  # plain steps that skip feeding the draft
     draft: CostTable = field(default_factory=CostTable)  # by drafted tokens k (draft block + feeding it)
     feed: CostTable = field(default_factory=CostTable)  # feeding the draft one plain step's features
+    # a whole probe cycle's time over what its tokens cost at plain steps (size 1)
+    cycle: CostTable = field(default_factory=lambda: CostTable(drop_first=False))
     profile: AcceptanceProfile = field(init=False)
     _decisions: int = 0
     _plain_run: int = 0
@@ -158,6 +161,8 @@ class DraftPolicy:
     _best_k: int = 0
     _tried: dict[int, int] = field(default_factory=dict)  # draft steps recorded, by length
     _probes: int = 0  # probes made (the first one is not held back by the time budget)
+    _cycle: list[float] | None = None  # [seconds, tokens] of the probe cycle under way (warm-up to after)
+    _cycle_closing: bool = False  # the probe is in: the next step (its graph switch back) ends the cycle
 
     def __post_init__(self) -> None:
         self.profile = AcceptanceProfile(self.k_max)
@@ -212,7 +217,14 @@ class DraftPolicy:
         k = self._sweep_next(limit)
         if k is not None:
             return k
-        k = self.best(limit)
+        k = self.best(self.k_max)  # what pays with no cap: the reply's end and the context cap `limit`
+        if k > limit:
+            # A capped step is no verdict on drafting: the best length that fits, or a fed plain
+            # step that leaves the plain-run bookkeeping alone (counted as one, the last steps of a
+            # reply started the next reply with a run of unfed plain steps).
+            k = self.best(limit)
+            if k == 0:
+                return 0
         if k == 0:
             self._plain_run += 1
             gap = self._gap(limit)
@@ -221,6 +233,8 @@ class DraftPolicy:
                 return max(1, min(limit, self._best_draft(limit)))
             ahead = gap - self._plain_run - self.warm  # unfed plain steps before the warm-up
             self._deep_plain = ahead > 0
+            if not self._deep_plain and self._cycle is None:
+                self._cycle = [0.0, 0.0]  # the warm-up starts a probe cycle
             self._fast_plain = max(0, ahead - 1)
             return 0
         self._plain_run = 0
@@ -240,16 +254,25 @@ class DraftPolicy:
         steps) costs more than `explore_budget` of the plain run. Where a probe is dear next to a
         plain step (on a GPU a 9M-parameter target step takes 0.23 ms and a 1-token draft step,
         with its graph switches, 2 ms) probes become rare; where it is cheap nothing changes. The
-        first probe of a loaded model comes after `probe_first` plain steps all the same."""
+        first probe of a loaded model comes after `probe_first` plain steps all the same when the
+        sweep saw a drafted token accepted (the draft fits; a reply's opening is a poor sample of
+        the rest). When it saw none, or drafted nothing because no length could pay even fully
+        accepted, that probe keeps to the budget too: the early probes of a draft that fits nothing
+        cost ~3% of a 768-token run on a small model."""
         plain = self.rate(0)
-        if not plain or self.explore_budget <= 0 or not self._probes:  # the first probe comes early
+        if not plain or self.explore_budget <= 0:
             return self._probe_gap
+        if not self._probes and self.profile.success[1] > 0:
+            return self._probe_gap  # the first probe comes early
         k = max(1, min(limit, self._best_draft(limit)))
         v, d = self.verify.estimate(k + 1), self.draft.estimate(k)
         if v is None or d is None:
             return self._probe_gap
         f = self.feed.estimate(1) or 0.0
         extra = (v + d) - self.profile.expected_tokens(k) / plain + self.warm * f
+        measured = self.cycle.estimate(1)
+        if measured is not None:  # what whole cycles cost, graph switches and gap filling included
+            extra = max(extra, measured)
         if extra <= 0:
             return self._probe_gap
         need = int(extra * plain / self.explore_budget)
@@ -307,6 +330,31 @@ class DraftPolicy:
         else:
             self.bare.observe(1, verify_seconds)
 
+    def longest_useful(self, p_max: float = 0.9) -> int:
+        """The longest draft that could beat a plain step here at the best acceptance drafts reach
+        (`p_max` per position, ~tau 8 for a block of 16), by the costs priced so far: past the last
+        sweep size that could, up to the next size (lengths between are interpolated). k_max while
+        a size or a plain step is unpriced; 0 when no size could."""
+        plain = self.rate(0)
+        if plain is None:
+            return self.k_max
+        sizes = [k for k in self.sweep_sizes() if k]
+        useful = 0
+        for i, k in enumerate(sizes):
+            if k not in self.draft.values or k + 1 not in self.verify.values:
+                return self.k_max
+            best_case = (1 - p_max ** (k + 1)) / (1 - p_max)  # expected tokens, each accepted at p_max
+            if best_case / (self.verify.values[k + 1] + self.draft.values[k]) >= plain:
+                useful = sizes[i + 1] - 1 if i + 1 < len(sizes) else k
+        return useful
+
+    def forget_plain(self) -> None:
+        """Drop what a plain step was seen to cost (the context changed under it)."""
+        for table in (self.bare, self.verify):
+            table.samples.pop(1, None)
+            table.values.pop(1, None)
+            table.version += 1
+
     def _best_draft(self, limit: int) -> int:
         p = self.profile.p()
         rates = [(self.rate(k, p) or 0.0, -k) for k in range(1, limit + 1)]
@@ -321,6 +369,8 @@ class DraftPolicy:
         self, k: int, n_accepted: int, draft_seconds: float, verify_seconds: float, fed: bool = True
     ) -> None:
         """What the step of k drafted tokens did: accepted count and its two costs."""
+        if self._cycle is not None:
+            self._cycle_step(k, n_accepted, draft_seconds + verify_seconds)
         if k == 0 and not fed:
             self._bare_seen += 1
             if self._bare_seen % 4 == 1:  # a sample of them: a plain step's cost hardly moves
@@ -343,6 +393,28 @@ class DraftPolicy:
                 else:
                     self._probe_gap = self.probe_first
             self._probing = False
+
+    def _cycle_step(self, k: int, n_accepted: int, seconds: float) -> None:
+        """Add a step to the probe cycle under way. A cycle runs from the first warm-up feeding to
+        the plain step after the probe; what it took over the same tokens at a plain step's cost is
+        its true price (the cost tables alone miss the graph switches around an isolated probe and
+        the draft's catching up on the positions left unfed, 5-10x a plain step on a small model)."""
+        cyc = self._cycle
+        assert cyc is not None
+        closing = self._cycle_closing
+        if not (closing and k):  # a draft step right after the probe: drafting pays, no plain run
+            cyc[0] += seconds
+            cyc[1] += n_accepted + 1
+        if k and not closing:
+            self._cycle_closing = self._probing
+            if not self._probing:  # an explore/sweep step mid-cycle: not a probe cycle after all
+                self._cycle = None
+            return
+        if closing:
+            plain = self.rate(0)
+            if plain:
+                self.cycle.observe(1, max(cyc[0] - cyc[1] / plain, 1e-9))
+            self._cycle, self._cycle_closing = None, False
 
 
 class FixedPolicy:

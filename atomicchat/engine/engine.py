@@ -157,22 +157,51 @@ class Engine:
             tp.n_outputs_max_per_seq = n_batch  # a verify samples every row of its block
         if self.draft is not None and self.target.is_hybrid:
             tp.n_rs_seq = self.draft_max if cfg.n_rs_seq is None else cfg.n_rs_seq
-        self.tctx = Context(self.target, tp, "chat")
-        self.n_ctx = self.tctx.n_ctx
-        self.n_rs_seq = int(c.llama_n_rs_seq(self.tctx.ptr)) if self.target.is_hybrid else 0
-
+        self._open_contexts(tp, ext, threads, batch_threads)
         if self.draft is not None:
-            self.ds = DraftSide(self.draft, self.tctx, ext, self.draft_max, threads, batch_threads,
-                                self.device_sampling)
             self.policy = DraftPolicy(self.draft_max)
-        if self.device_sampling:
-            self.tsamp = device_sampling.DeviceSampler(self.tctx.ptr)
 
         self._init_template_and_info(device, n_ctx)
         if self.policy is not None and not cfg.draft_max:  # a pinned length has nothing to choose
             self._calibrate(CALIBRATION_BUDGET_S)
+            if self.target.is_hybrid and cfg.n_rs_seq is None:
+                self._fit_rollback(tp, ext, threads, batch_threads)
 
-    def _calibrate(self, budget_s: float) -> None:
+    def _open_contexts(self, tp: object, ext: object | None, threads: int, batch_threads: int) -> None:
+        """The target context with params `tp`, then what hangs on it: the draft side (its context
+        borrows the target's) and the on-device sampler."""
+        c = C()
+        self.tctx = Context(self.target, tp, "chat")
+        self.n_ctx = self.tctx.n_ctx
+        self.n_rs_seq = int(c.llama_n_rs_seq(self.tctx.ptr)) if self.target.is_hybrid else 0
+        if self.draft is not None:
+            self.ds = DraftSide(self.draft, self.tctx, ext, self.draft_max, threads, batch_threads,
+                                self.device_sampling)
+        if self.device_sampling:
+            self.tsamp = device_sampling.DeviceSampler(self.tctx.ptr)
+
+    def _fit_rollback(self, tp: object, ext: object | None, threads: int, batch_threads: int) -> None:
+        """Keep rollback snapshots only for drafts that could pay here. A hybrid target keeps
+        n_rs_seq recurrent-state snapshots for rolling back rejected drafts, and every decode pays
+        for them, plain steps included (tiny-qwen35 on a 2-core EPYC: 12% slower per plain step at
+        15 than at 0). When the load-time pricing says no draft longer than k could beat a plain
+        step even fully accepted, the contexts are made again (nothing is cached yet) with k
+        snapshots; a longer draft, should one ever be chosen, rolls back through a checkpoint."""
+        assert self.policy is not None
+        keep = self.policy.longest_useful()
+        if keep >= self.n_rs_seq:
+            return
+        for attr in ("ds", "tsamp", "tctx"):
+            obj = self.__dict__.get(attr)
+            if obj is not None:
+                obj.close()
+            setattr(self, attr, None)
+        tp.n_rs_seq = keep  # type: ignore[attr-defined]
+        self._open_contexts(tp, ext, threads, batch_threads)
+        self.policy.forget_plain()
+        self._calibrate(CALIBRATION_BUDGET_S / 4, sizes=[0])  # a plain step costs less now
+
+    def _calibrate(self, budget_s: float, sizes: list[int] | None = None) -> None:
         """Price a plain step and the policy's sweep sizes on a throwaway prompt while the model
         loads, so the first reply starts from this machine's costs instead of paying to learn them
         (each size's first call also builds its compute graph, 10-50x a normal call; on SmolLM2 Q4_1
@@ -188,7 +217,7 @@ class Engine:
         try:
             self._prefill(prompt, 0, inject=True)
             pos, tok = len(prompt), prompt[-1]
-            for k in policy.sweep_sizes():
+            for k in policy.sweep_sizes() if sizes is None else sizes:
                 for _ in range(3 if k else 4):  # CostTable drops a size's first call (graph build)
                     if clock() > t_stop or pos + k + 2 >= self.n_ctx:
                         return

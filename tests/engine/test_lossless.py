@@ -70,12 +70,34 @@ def test_hybrid_rollback_without_fallback(qwen35_pair):
     prompt = [2, 7, 1, 8, 2, 8]
     with engine(qwen35_pair.target) as base:
         ref, _, _ = run(base, prompt, max_tokens=50)
-    with engine(qwen35_pair.target, qwen35_pair.draft) as spec:
+    with engine(qwen35_pair.target, qwen35_pair.draft, draft_max=8) as spec:  # pinned: snapshots for 8
         assert spec.n_rs_seq >= spec.draft_max
         install_oracle(spec, prompt, ref)
         got, fin, _ = run(spec, prompt, max_tokens=50)
     assert got == ref
     assert fin.stats.n_fallbacks == 0
+
+
+@pytest.mark.parametrize("useful", [2, 99])
+def test_adaptive_hybrid_keeps_snapshots_only_for_drafts_that_could_pay(qwen35_pair, monkeypatch, useful):
+    """An adaptive engine on a hybrid target sizes its rollback snapshots by the load-time pricing
+    (Engine._fit_rollback): as many as the longest draft that could beat a plain step (fixed here,
+    since on a real machine it follows the timings). Longer drafts (pinned per request) roll back
+    through a checkpoint and stay exact."""
+    from atomicchat.engine.draft_policy import DraftPolicy
+
+    monkeypatch.setattr(DraftPolicy, "longest_useful", lambda self, p_max=0.9: useful)
+    prompt = [2, 7, 1, 8, 2, 8]
+    with engine(qwen35_pair.target) as base:
+        ref, _, _ = run(base, prompt, max_tokens=40)
+    with engine(qwen35_pair.target, qwen35_pair.draft) as spec:
+        assert spec.n_rs_seq == min(useful, spec.draft_max)
+        assert spec._kv == [] and spec.policy.rate(0) is not None  # plain steps priced, nothing cached
+        install_oracle(spec, prompt, ref, corrupt_every=2)
+        got, fin, _ = run(spec, prompt, max_tokens=40, draft_max=6)
+    assert got == ref[:40]
+    assert fin.stats.n_accepted > 0
+    assert (fin.stats.n_fallbacks > 0) == (spec.n_rs_seq < 6)
 
 
 def test_multi_turn_cache_reuse_is_exact(pair):
@@ -100,7 +122,7 @@ def test_target_only_call_with_draft_loaded_keeps_draft_consistent(llama_pair):
     with engine(llama_pair.target, llama_pair.draft) as spec:
         a, fa, _ = run(spec, prompt, max_tokens=30, use_draft=False)
         assert fa.stats.n_drafted == 0
-        b, fb, _ = run(spec, prompt + a + [1], max_tokens=30)
+        b, fb, _ = run(spec, prompt + a + [1], max_tokens=30, draft_max=4)  # pinned: it must draft
         assert fb.stats.n_drafted > 0
     with engine(llama_pair.target) as base:
         assert run(base, prompt, max_tokens=30)[0] == a
@@ -172,7 +194,7 @@ def test_regenerate_after_single_token_steps_on_hybrid_target(qwen35_pair):
     prompt = [4, 5, 6, 7]
     with engine(qwen35_pair.target) as base:
         ref, _, _ = run(base, prompt, max_tokens=12)
-    with engine(qwen35_pair.target, qwen35_pair.draft) as spec:
+    with engine(qwen35_pair.target, qwen35_pair.draft, n_rs_seq=8) as spec:
         assert spec.n_rs_seq >= 4
         first, _, _ = run(spec, prompt, max_tokens=4, use_draft=False)  # four 1-token decodes
         assert first == ref[:4]
