@@ -139,6 +139,7 @@ class DraftPolicy:
     close_call: float = 0.85  # a probe within this share of a plain step's rate keeps probing often
     warm: int = 16  # plain steps before a probe that feed the draft again (its recent context)
     explore_budget: float = 0.015  # share of a plain run's time that its probes may cost at most
+    close_budget: float = 0.1  # the same after a probe that came close to paying
     probe_cap: int = 2048  # plain steps between probes at the most, whatever a probe costs
     verify: CostTable = field(default_factory=CostTable)  # by tokens decoded: k + 1 (1 = plain step)
     bare: CostTable = field(default_factory=CostTable)  # plain steps that skip feeding the draft
@@ -254,21 +255,23 @@ class DraftPolicy:
         so short that a probe cycle (its warm-up feeding and the probe's extra time over plain
         steps) costs more than `explore_budget` of the plain run. Where a probe is dear next to a
         plain step (on a GPU a 9M-parameter target step takes 0.23 ms and a 1-token draft step,
-        with its graph switches, 2 ms) probes become rare; where it is cheap nothing changes. The
-        last probe came close to paying (within `close_call`), the next one comes after
-        `probe_first` steps: near break-even this machine's noise decides, and a policy left plain by
-        it stayed plain for whole replies (demo F32 code, 95% plain at 0.82x of the best fixed
-        length, where length 5 ran at 1.24x of target-only). The
+        with its graph switches, 2 ms) probes become rare; where it is cheap nothing changes. When
+        the last probe came close to paying (within `close_call`), probes may cost `close_budget`
+        instead: near break-even this machine's noise decides, and a policy left plain by it stayed
+        plain for whole replies (demo F32 code, 95% plain at 0.82x of the best fixed length, where
+        length 5 ran at 1.24x of target-only); with no budget at all there, the fed warm-ups and
+        probes cost demo Q8_0 prose a third of its speed. The
         first probe of a loaded model comes after `probe_first` plain steps all the same when the
         sweep saw a drafted token accepted (the draft fits; a reply's opening is a poor sample of
         the rest). When it saw none, or drafted nothing because no length could pay even fully
         accepted, that probe keeps to the budget too: the early probes of a draft that fits nothing
         cost ~3% of a 768-token run on a small model."""
         plain = self.rate(0)
-        if not plain or self.explore_budget <= 0 or self._close:
-            return self._probe_gap  # a close call: drafting may pay again soon, worth the probes
+        if not plain or self.explore_budget <= 0:
+            return self._probe_gap
         if not self._probes and self.profile.success[1] > 0:
             return self._probe_gap  # the first probe comes early
+        budget = self.close_budget if self._close else self.explore_budget  # close: may pay again soon
         k = max(1, min(limit, self._best_draft(limit)))
         v, d = self.verify.estimate(k + 1), self.draft.estimate(k)
         if v is None or d is None:
@@ -280,7 +283,7 @@ class DraftPolicy:
             extra = max(extra, measured)
         if extra <= 0:
             return self._probe_gap
-        need = int(extra * plain / self.explore_budget)
+        need = int(extra * plain / budget)
         return max(self._probe_gap, min(need, self.probe_cap))
 
     def _sweep_next(self, limit: int) -> int | None:
