@@ -161,7 +161,7 @@ class DraftPolicy:
     _bare_seen: int = 0
     _best_k: int = 0
     _tried: dict[int, int] = field(default_factory=dict)  # draft steps recorded, by length
-    _probes: int = 0  # probes made (the first one is not held back by the time budget)
+    _probes: int = 0  # probes made (the first may come early: `_gap`)
     _cycle: list[float] | None = None  # [seconds, tokens] of the probe cycle under way (warm-up to after)
     _cycle_closing: bool = False  # the probe is in: the next step (its graph switch back) ends the cycle
     _close: bool = False  # the last probe came within close_call of a plain step: not held to the budget
@@ -260,9 +260,8 @@ class DraftPolicy:
         instead: near break-even this machine's noise decides, and a policy left plain by it stayed
         plain for whole replies (demo F32 code, 95% plain at 0.82x of the best fixed length, where
         length 5 ran at 1.24x of target-only); with no budget at all there, the fed warm-ups and
-        probes cost demo Q8_0 prose a third of its speed. The
-        first probe of a loaded model comes after `probe_first` plain steps all the same when the
-        sweep saw a drafted token accepted (the draft fits; a reply's opening is a poor sample of
+        probes cost demo Q8_0 prose a third of its speed. The first probe of a loaded model comes
+        after `probe_first` plain steps all the same when the sweep saw a drafted token accepted (the draft fits; a reply's opening is a poor sample of
         the rest). When it saw none, or drafted nothing because no length could pay even fully
         accepted, that probe keeps to the budget too: the early probes of a draft that fits nothing
         cost ~3% of a 768-token run on a small model."""

@@ -185,17 +185,14 @@ class Engine:
         n_rs_seq recurrent-state snapshots for rolling back rejected drafts, and every decode pays
         for them, plain steps included (tiny-qwen35 on a 2-core EPYC: 12% slower per plain step at
         15 than at 0). When the load-time pricing says no draft longer than k could beat a plain
-        step even fully accepted, the contexts are made again (nothing is cached yet) with k
-        snapshots; a longer draft, should one ever be chosen, rolls back through a checkpoint."""
+        step even at the best acceptance drafts reach (DraftPolicy.longest_useful), the contexts are
+        made again (nothing is cached yet) with k snapshots; a longer draft, should one ever be
+        chosen, rolls back through a checkpoint."""
         assert self.policy is not None
         keep = self.policy.longest_useful()
         if keep >= self.n_rs_seq:
             return
-        for attr in ("ds", "tsamp", "tctx"):
-            obj = self.__dict__.get(attr)
-            if obj is not None:
-                obj.close()
-            setattr(self, attr, None)
+        self._close_contexts()
         tp.n_rs_seq = keep  # type: ignore[attr-defined]
         self._open_contexts(tp, ext, threads, batch_threads)
         self.policy.forget_plain()
@@ -607,14 +604,23 @@ class Engine:
     def close(self) -> None:
         """Free in the order llama.cpp needs: draft context, target context, then the models.
         Afterwards the engine has no `target`/`tctx`; `generate` says it is closed."""
-        for attr in ("ds", "tsamp", "tctx", "draft", "target"):
+        self._close_contexts()
+        self.__dict__.pop("tctx", None)
+        for attr in ("draft", "target"):
             obj = self.__dict__.get(attr)
             if obj is not None:
                 obj.close()
-            if attr in ("tctx", "target"):
-                self.__dict__.pop(attr, None)
-            else:
-                setattr(self, attr, None)
+        self.draft = None
+        self.__dict__.pop("target", None)
+
+    def _close_contexts(self) -> None:
+        """What `_open_contexts` made, in the order llama.cpp needs: the draft side (its context
+        borrows the target's), the on-device sampler, then the target context. Each becomes None."""
+        for attr in ("ds", "tsamp", "tctx"):
+            obj = self.__dict__.get(attr)
+            if obj is not None:
+                obj.close()
+            setattr(self, attr, None)
 
     def __enter__(self) -> Engine:
         return self
