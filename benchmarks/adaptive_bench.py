@@ -5,6 +5,8 @@ every configuration runs every prompt, interleaved in a fresh seeded order per p
 neighbour (or a predecessor that emptied the caches) hurts all of them alike:
   target-only      the target alone (no draft loaded)
   fixed k          DFlash with the draft length pinned to k (GenParams.draft_max = k)
+  draft idle       the engine with the draft loaded, DFlash off for the request (--draft-idle): what a
+                   loaded draft costs plain steps (a hybrid target keeps recurrent snapshots for it)
   adaptive         DFlash with the engine's policy (atomicchat/engine/draft_policy.py), learning as it
                    runs: its cost table and acceptance profile persist across the case's prompts, as
                    they do in the app for a loaded model
@@ -107,6 +109,9 @@ class Tally:
         return self.tokens / self.seconds if self.seconds > 0 else 0.0
 
 
+DRAFT_IDLE = "draft idle"  # the draft's engine on plain steps: not a choice the best is taken from
+
+
 def cases(names: list[str], cache: Path) -> list[Case]:
     from atomicchat.demo import demo_draft_path, demo_target_path
 
@@ -167,9 +172,11 @@ def bench_case(case: Case, a: argparse.Namespace, server_bin: Path | None) -> di
         else:
             prompts = [base.chat_prompt([{"role": "user", "content": t}]) for t in case.prompts[: a.prompts]]
         kmax = spec.draft_max
-        ks = sorted({k for k in (1, 2, 3, 4, 5, 6, 7, 10, kmax) if k <= kmax})
+        ks = sorted({k for k in (a.fixed or (1, 2, 3, 4, 5, 6, 7, 10, kmax)) if 1 <= k <= kmax})
         configs: list[tuple[str, bool, int | None]] = [("target-only", False, None)]
         configs += [(f"fixed {k}", True, k) for k in ks] + [("adaptive", True, None)]
+        if a.draft_idle:
+            configs.append((DRAFT_IDLE, False, None))
         tallies = {name: Tally() for name, _, _ in configs}
         if server_bin is not None:
             for k in sorted({kmax, min(3, kmax)}):
@@ -203,7 +210,8 @@ def bench_case(case: Case, a: argparse.Namespace, server_bin: Path | None) -> di
                         t.outputs.append(res["tokens"])
                         continue
                     ud, dm = spec_of[name]
-                    tallies[name].add(run_once(spec if ud else base, prompt, a.max_tokens, ud, dm))
+                    eng = spec if ud or name == DRAFT_IDLE else base
+                    tallies[name].add(run_once(eng, prompt, a.max_tokens, ud, dm))
         ref = tallies["target-only"].outputs
         differs: dict[str, str] = {}
         engine_differs: dict[str, dict[str, Any]] = {}
@@ -343,6 +351,16 @@ def table(results: list[dict[str, Any]], load: tuple[float, float, float]) -> st
     return "\n".join(lines)
 
 
+def _lengths(text: str) -> tuple[int, ...]:
+    try:
+        ks = tuple(int(x) for x in text.split(",") if x.strip())
+    except ValueError:
+        ks = ()
+    if not ks or min(ks) < 1:
+        raise argparse.ArgumentTypeError(f"want draft lengths >= 1 separated by commas, not {text!r}")
+    return ks
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cases", default=",".join(DEFAULT_CASES), help=f"comma-separated, from {', '.join(ALL_CASES)}")
@@ -358,6 +376,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pair", action="append", default=[], help="NAME=TARGET,DRAFT: another pair (code, prose)")
     ap.add_argument("--gpu-layers", type=int, default=0, help="layers on the GPU, engines and servers (-1: all)")
     ap.add_argument("--server-bin", type=Path, default=None, help="this llama-server binary (implies --server)")
+    ap.add_argument("--fixed", type=_lengths, default=None,
+                    help="the fixed lengths to run, e.g. 1,3,7,15 (default 1-7, 10 and the draft's maximum; "
+                         "a large target on a short device lease needs fewer)")
+    ap.add_argument("--draft-idle", action="store_true",
+                    help="also the draft's engine with DFlash off: what a loaded draft costs a plain step")
     a = ap.parse_args(argv)
     names = [n.strip() for n in a.cases.split(",") if n.strip() and n.strip() != "none"]
     unknown = [n for n in names if n not in ALL_CASES]

@@ -18,13 +18,14 @@
 #      that decides its default (engine/device_sampling.py), and checks that it sampled on the device;
 #   8. benchmarks/host_overhead.py --gpu-layers -1: host µs per step outside llama_decode at the
 #      248,320-token vocabulary, host sampling against on-device sampling, tokens compared.
+# --setup-only stops after step 4: the machine is then ready for other benchmarks on the GPU.
 # After step 3, WORKDIR/env.sh holds the LD_LIBRARY_PATH and PYTHONPATH of this build: source it to
 # run other benchmarks on it (benchmarks/adaptive_bench.py --gpu-layers -1 --server-bin BUNDLE/bin/llama-server).
 # Nothing here runs in CI; tests/bench/test_device_check.py checks --dry-run and the failures before
 # any build. Until the GPU check passes the script uses nothing but bash builtins, so that failure
 # path works with an empty PATH.
 #
-# usage: benchmarks/device_check.sh [--dry-run] [--build-only] [--prebuilt DIR] [--workdir DIR]
+# usage: benchmarks/device_check.sh [--dry-run] [--build-only] [--setup-only] [--prebuilt DIR] [--workdir DIR]
 #            [--sdist PATH] [--python PY] [--cuda-arch ARCH] [--jobs N] [--repeats N] [--prompts N]
 #            [--max-tokens N] [--cases LIST] [--out DIR]
 set -euo pipefail
@@ -46,6 +47,7 @@ prebuilt=""
 out=""
 dry_run=0
 build_only=0
+setup_only=0
 
 die() { # exit code, sentence
     printf 'device_check: %s\n' "$2" >&2
@@ -69,6 +71,7 @@ while (($# > 0)); do
     case "$1" in
     --dry-run) dry_run=1 ;;
     --build-only) build_only=1 ;;
+    --setup-only) setup_only=1 ;;
     -h | --help) usage; exit 0 ;;
     --prebuilt) need_value "$1" $#; prebuilt="$2"; shift ;;
     --workdir) need_value "$1" $#; workdir="$2"; shift ;;
@@ -90,6 +93,7 @@ for pair in "jobs:$jobs" "repeats:$repeats" "prompts:$prompts" "max-tokens:$max_
     value="${pair#*:}"
     [[ -z "$value" || "$value" =~ ^[1-9][0-9]*$ ]] || die 2 "--${pair%%:*} must be a positive whole number, not '$value'."
 done
+((build_only && setup_only)) && die 2 "--build-only and --setup-only exclude each other: the setup needs a GPU."
 ((build_only)) && [[ -n "$prebuilt" ]] && die 2 "--build-only and --prebuilt exclude each other: one builds the bundle, the other uses one."
 
 if [[ -z "$sdist" ]]; then
@@ -135,6 +139,7 @@ plan() {
     printf '  3. check: ldd finds every library of %s/libggml-cuda.so (LD_LIBRARY_PATH gets the\n' "$libdir"
     printf '     CUDA runtime folders), %s imports llama_cpp, numpy, gguf with PYTHONPATH=%s:%s\n' "$base_python" "$site" "$repo"
     printf '  4. stand-in: python benchmarks/standin_9b.py --out-dir %s\n' "$models"
+    ((setup_only)) && { printf '  (--setup-only: stops after step 4; source %s/env.sh for other benchmarks)\n' "$workdir"; return 0; }
     printf '  5. python -m atomicchat bench --target %s --draft %s --cases %s --gpu-layers -1\n' "$target" "$draft" "$cases"
     printf '     --server %s --repeats %s --prompts %s --max-tokens %s --overhead --json-out %s\n' \
         "$server" "$repeats" "$prompts" "$max_tokens" "$report"
@@ -270,6 +275,10 @@ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
 printf '== 4. the Qwen3.5-9B stand-in (%s; %s s)\n' "$models" "$SECONDS"
 cd "$repo"
 "$py" benchmarks/standin_9b.py --out-dir "$models" --threads "$jobs" 2>&1 | log standin
+if ((setup_only)); then
+    printf 'set up (%s s): source %s/env.sh, then run benchmarks on %s and %s\n' "$SECONDS" "$workdir" "$target" "$draft"
+    exit 0
+fi
 
 printf '== 5. atomicchat bench, cases %s, every layer on the GPU, as the app runs (%s s)\n' "$cases" "$SECONDS"
 rm -f "$report" "$report_ds"

@@ -141,6 +141,7 @@ class DraftPolicy:
     explore_budget: float = 0.015  # share of a plain run's time that its probes may cost at most
     close_budget: float = 0.1  # the same after a probe that came close to paying
     probe_cap: int = 2048  # plain steps between probes at the most, whatever a probe costs
+    probe_steps: int = 2  # draft steps of one length a probe makes: the first pays the graph switch
     verify: CostTable = field(default_factory=CostTable)  # by tokens decoded: k + 1 (1 = plain step)
     bare: CostTable = field(default_factory=CostTable)  # plain steps that skip feeding the draft
     draft: CostTable = field(default_factory=CostTable)  # by drafted tokens k (draft block + feeding it)
@@ -152,7 +153,8 @@ class DraftPolicy:
     _plain_run: int = 0
     _probe_gap: int = 0
     _probing: bool = False
-    _explore_flip: int = 0
+    _probe_k: int = 0  # the length the probe under way drafts
+    _probe_left: int = 0  # its steps still to come
     _deep_plain: bool = False
     _best_key: tuple = ()
     _sweep: list[int] | None = None
@@ -165,6 +167,7 @@ class DraftPolicy:
     _cycle: list[float] | None = None  # [seconds, tokens] of the probe cycle under way (warm-up to after)
     _cycle_closing: bool = False  # the probe is in: the next step (its graph switch back) ends the cycle
     _close: bool = False  # the last probe came within close_call of a plain step: not held to the budget
+    _last_k: int = -1  # the size of the step recorded last (-1: none yet)
 
     def __post_init__(self) -> None:
         self.profile = AcceptanceProfile(self.k_max)
@@ -214,6 +217,9 @@ class DraftPolicy:
         if limit <= 0:
             return 0
         self._decisions += 1
+        if self._probe_left > 0:  # the probe's next step, at its length: priced without a switch
+            self._probe_left -= 1
+            return min(limit, self._probe_k)
         self._probing = False
         self._deep_plain = False
         k = self._sweep_next(limit)
@@ -230,9 +236,16 @@ class DraftPolicy:
         if k == 0:
             self._plain_run += 1
             gap = self._gap(limit)
+            if self._plain_run >= gap and self._cycle is None and self.warm:
+                # The gap moves with a noisy plain price; when it shrinks past the warm-up, the
+                # warm-up comes first (probes of an unfed draft came cold, and uncounted: on
+                # tiny-qwen35 no probe cycle was ever measured, and probes came 4x too often).
+                self._plain_run = max(0, gap - self.warm)
             if self._plain_run >= gap:  # cheap probe: the best draft the model knows
                 self._probing = True
-                return max(1, min(limit, self._best_draft(limit)))
+                self._probe_k = max(1, min(limit, self._best_draft(limit)))
+                self._probe_left = self.probe_steps - 1
+                return self._probe_k
             ahead = gap - self._plain_run - self.warm  # unfed plain steps before the warm-up
             self._deep_plain = ahead > 0
             if not self._deep_plain and self._cycle is None:
@@ -241,13 +254,13 @@ class DraftPolicy:
             return 0
         self._plain_run = 0
         self._probe_gap = self.probe_first
-        if self._decisions % self.explore_every == 0:  # keep the neighbours' costs and odds fresh
-            self._explore_flip = (self._explore_flip + 1) % 3
-            k2 = (k + 1, k - 1, 0)[self._explore_flip]  # 0: a fed plain step, so plain stays priced
-            # only a length that could be near the best is worth a step (a plain step on a GPU
-            # costs almost a whole draft step and brings one token)
-            if 0 <= k2 <= limit and (self.rate(k2) or 0.0) >= self.explore_within * (self.rate(k) or 0.0):
-                return k2
+        if self._decisions % self.explore_every == 0 and k < limit:
+            # One longer, for the odds of the position past k: drafts of k already show those of
+            # 1..k, so a shorter draft or a plain step would teach nothing (their prices come from
+            # runs, not from a step that switches size) and cost two graph switches (on an H200,
+            # ~0.5 ms each against a 0.2 ms plain step). Only when it could be near the best.
+            if (self.rate(k + 1) or 0.0) >= self.explore_within * (self.rate(k) or 0.0):
+                return k + 1
         return k
 
     def _gap(self, limit: int) -> int:
@@ -276,7 +289,7 @@ class DraftPolicy:
         if v is None or d is None:
             return self._probe_gap
         f = self.feed.estimate(1) or 0.0
-        extra = (v + d) - self.profile.expected_tokens(k) / plain + self.warm * f
+        extra = self.probe_steps * ((v + d) - self.profile.expected_tokens(k) / plain) + self.warm * f
         measured = self.cycle.estimate(1)
         if measured is not None:  # what whole cycles cost, graph switches and gap filling included
             extra = max(extra, measured)
@@ -375,22 +388,33 @@ class DraftPolicy:
     def record(
         self, k: int, n_accepted: int, draft_seconds: float, verify_seconds: float, fed: bool = True
     ) -> None:
-        """What the step of k drafted tokens did: accepted count and its two costs."""
+        """What the step of k drafted tokens did: accepted count and its two costs.
+
+        The cost tables learn from steps of the same size as the step before (once a size has a
+        price): a step that changes size also rebuilds compute graphs (llama.cpp re-plans a graph
+        whose batch changed; CUDA re-captures), which a run of that size pays once, not every step.
+        Priced by isolated probes, drafting on an H200 looked 1.5x dearer than it runs (demo Q8_0:
+        a length-7 step 1.56 ms isolated, ~1.0 ms in a run), and the policy stayed plain at 0.69-0.77x
+        of fixed length 7. What switches cost is the probe cycle's measure (`cycle`)."""
         if self._cycle is not None:
             self._cycle_step(k, n_accepted, draft_seconds + verify_seconds)
+        steady = k == self._last_k
+        self._last_k = k
         if k == 0 and not fed:
             self._bare_seen += 1
-            if self._bare_seen % 4 == 1:  # a sample of them: a plain step's cost hardly moves
-                self.bare.observe(1, verify_seconds)
+            if self._bare_seen % 4 == 1 and (steady or not self.bare.count(1)):
+                self.bare.observe(1, verify_seconds)  # a sample of them: a plain step's cost hardly moves
             return
-        self.verify.observe(k + 1, verify_seconds)
+        if steady or not self.verify.count(k + 1):
+            self.verify.observe(k + 1, verify_seconds)
         if k == 0:
             self.feed.observe(1, draft_seconds)
             return
-        self.draft.observe(k, draft_seconds)
+        if steady or not self.draft.count(k):
+            self.draft.observe(k, draft_seconds)
         self.profile.observe(k, n_accepted)
         self._tried[k] = self._tried.get(k, 0) + 1
-        if self._probing:
+        if self._probing and self._probe_left == 0:  # the probe's last step: its verdict
             self._probes += 1
             self._plain_run = 0
             if self.best(self.k_max) == 0:  # the probe did not pay: wait longer, unless it came close
@@ -414,7 +438,7 @@ class DraftPolicy:
             cyc[0] += seconds
             cyc[1] += n_accepted + 1
         if k and not closing:
-            self._cycle_closing = self._probing
+            self._cycle_closing = self._probing and self._probe_left == 0
             if not self._probing:  # an explore/sweep step mid-cycle: not a probe cycle after all
                 self._cycle = None
             return

@@ -136,3 +136,14 @@ def test_margin_at_decodes_each_parting_token_once(monkeypatch):
     m2 = ab.margin_at(case, a, [[1, 2, 3]], ref, [[5, 6, 4, 8]], seen)
     assert len(loads) == 1 and (m1["this"], m2["this"]) == (9, 4)
     assert m1["top2"] == m2["top2"] and m1["gap"] == m2["gap"]
+
+
+def test_fixed_lengths_are_parsed_and_bad_ones_refused():
+    import argparse
+
+    import pytest
+
+    assert ab._lengths("1,3, 7,15") == (1, 3, 7, 15)
+    for bad in ("", "0,3", "a,b", "-1"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            ab._lengths(bad)

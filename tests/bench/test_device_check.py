@@ -144,3 +144,13 @@ def test_the_real_run_calls_this_layouts_paths_and_checks_device_sampling():
     assert 'ATOMICCHAT_DEVICE_SAMPLING=1 "$py" -m atomicchat bench' in text
     assert '--check-gpu-report "$report_ds" device' in text
     assert "atomicchat/bench.py" not in text.replace("atomicchat/cli/bench.py", "")
+
+
+def test_setup_only_plan_stops_after_the_stand_in_and_excludes_build_only(tmp_path: Path):
+    r = _run(["--dry-run", "--setup-only", "--prebuilt", str(tmp_path / "b"), "--workdir", str(tmp_path / "w")],
+             tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "4. stand-in" in r.stdout and "stops after step 4" in r.stdout and f"{tmp_path / 'w'}/env.sh" in r.stdout
+    assert "atomicchat bench" not in r.stdout and "host_overhead" not in r.stdout
+    r = _run(["--dry-run", "--setup-only", "--build-only"], tmp_path)
+    assert r.returncode == 2 and "exclude each other" in r.stderr

@@ -19,6 +19,10 @@ from tests.engine.helpers import engine, gguf_arch, gguf_tokens, lossless_totals
 # and CPU kernels, while a broken pairing (wrong features, layers or mask) accepts close to 0%.
 ACCEPTANCE_FLOOR = 0.30
 TAU_FLOOR = 2.5
+# The length the floors were measured at. These tests check DFlash itself, so they pin it: the
+# adaptive policy may rightly take plain steps on a busy CPU (under it, `n_drafted > 0` in the
+# multi-turn test failed once in two runs of tests/engine on 2026-12-04).
+PINNED = 7
 
 PROMPTS = [
     "Write a Python function `read_config` that parses an INI file.",
@@ -77,7 +81,7 @@ def test_demo_chat_answers_with_code(engines):
 
 def test_demo_dflash_is_lossless_and_accepts(engines):
     base, spec = engines
-    drafted, accepted, steps = lossless_totals(base, spec, PROMPTS, 96)
+    drafted, accepted, steps = lossless_totals(base, spec, PROMPTS, 96, draft_max=PINNED)
     assert drafted > 0
     assert accepted / drafted >= ACCEPTANCE_FLOOR, (accepted, drafted)
     assert accepted / steps + 1 >= TAU_FLOOR, (accepted, steps)
@@ -88,11 +92,11 @@ def test_demo_multi_turn_reuses_cache_and_stays_lossless(engines):
     msgs = [{"role": "user", "content": PROMPTS[1]}]
     spec.reset()
     base.reset()
-    first, _, _ = run(spec, spec.chat_prompt(msgs), max_tokens=48)
+    first, _, _ = run(spec, spec.chat_prompt(msgs), max_tokens=48, draft_max=PINNED)
     msgs += [{"role": "assistant", "content": spec.detokenize(first)},
              {"role": "user", "content": PROMPTS[2]}]
     p2 = spec.chat_prompt(msgs)
-    got, fin, _ = run(spec, p2, max_tokens=48)
+    got, fin, _ = run(spec, p2, max_tokens=48, draft_max=PINNED)
     ref, _, _ = run(base, p2, max_tokens=48)
     assert got == ref
     assert fin.stats.n_drafted > 0

@@ -144,7 +144,8 @@ def test_zero_acceptance_goes_plain_and_nearly_matches_the_target_alone():
     assert chosen.count(0) / len(chosen) > 0.95
     assert rate >= 0.97 * plain_only
     # the probes space out while they keep failing
-    gaps = [b - a for a, b in itertools.pairwise([i for i, k in enumerate(chosen) if k and i > 8])]
+    starts = [i for i, k in enumerate(chosen) if k and i > 8 and not chosen[i - 1]]  # a probe: 2 steps
+    gaps = [b - a for a, b in itertools.pairwise(starts)]
     assert gaps and gaps[-1] >= 128
 
 
@@ -293,8 +294,9 @@ def test_the_probe_gap_follows_what_a_probe_costs_next_to_a_plain_step():
         return pol
 
     def budget_gap(pol: DraftPolicy, verify_s: float, draft_s: float, feed_s: float) -> float:
-        # a probe cycle's extra time: the probe over the 1.5 tokens it brings at 1 ms, plus the warm-up feedings
-        extra = verify_s + draft_s - pol.profile.expected_tokens(1) * 1e-3 + pol.warm * feed_s
+        # a probe cycle's extra time: the probe's steps over the 1.5 tokens each brings at 1 ms, plus the
+        # warm-up feedings
+        extra = pol.probe_steps * (verify_s + draft_s - pol.profile.expected_tokens(1) * 1e-3) + pol.warm * feed_s
         return extra / 1e-3 / pol.explore_budget
 
     cheap = policy(verify_s=1.2e-3, draft_s=0.3e-3, feed_s=0.01e-3)
@@ -347,7 +349,8 @@ class _NoCycle(DraftPolicy):
     """The policy as it was: probes spaced by the cost tables only."""
 
     def _cycle_step(self, k: int, n_accepted: int, seconds: float) -> None:
-        self._cycle = None
+        super()._cycle_step(k, n_accepted, seconds)
+        self.cycle = CostTable(drop_first=False)  # measured, then forgotten
 
 
 def test_probe_cycles_are_priced_whole():
@@ -394,8 +397,8 @@ def test_a_noisy_burst_does_not_leave_a_paying_draft_plain():
     k_max, verify0, draft0, _ = _demo_f32_epyc()
     clock = {"t": 0}
 
-    def trace() -> Iterator[int]:
-        for m in geometric(0.85, 15, seed=7):
+    def trace(seed: int) -> Iterator[int]:
+        for m in geometric(0.85, 15, seed=seed):
             clock["t"] += 1
             yield m
 
@@ -405,16 +408,61 @@ def test_a_noisy_burst_does_not_leave_a_paying_draft_plain():
     verify = lambda n: verify0(n) * (1.5 if busy() and n > 1 else 1.0)  # noqa: E731
     draft = lambda k: draft0(k) * (1.5 if busy() else 1.0)  # noqa: E731
     costs = dict(n_tokens=3000, feed=0.34e-3, gap_row=2e-6, switch=0.5e-3, reply_len=128)
-    out = {}
-    for close_call in (DraftPolicy.close_call, 10.0):  # 10: no probe is ever a close call
-        clock["t"] = 0
-        policy = calibrated(DraftPolicy(k_max=k_max, close_call=close_call), verify0, draft0)
-        rate, chosen = simulate(policy, verify, draft, trace(), **costs)
-        clock["t"] = 0
-        fixed = simulate(FixedPolicy(5), verify, draft, trace(), **costs)[0]
-        out[close_call] = (rate / fixed, chosen)
-    ratio, chosen = out[DraftPolicy.close_call]
-    assert 0 in chosen[150:260]  # it did go plain in the burst
-    assert sum(1 for k in chosen[300:] if k) / len(chosen[300:]) > 0.8  # and drafts again after it
-    assert ratio >= 0.97
-    assert ratio > out[10.0][0] + 0.03
+    ratios: dict[float, list[float]] = {DraftPolicy.close_call: [], 10.0: []}
+    for seed in range(7, 13):  # one draw decides too little: six
+        for close_call in ratios:  # 10: no probe is ever a close call
+            clock["t"] = 0
+            policy = calibrated(DraftPolicy(k_max=k_max, close_call=close_call), verify0, draft0)
+            rate, chosen = simulate(policy, verify, draft, trace(seed), **costs)
+            clock["t"] = 0
+            fixed = simulate(FixedPolicy(5), verify, draft, trace(seed), **costs)[0]
+            ratios[close_call].append(rate / fixed)
+            if close_call == DraftPolicy.close_call:
+                assert 0 in chosen[150:260]  # it did go plain in the burst
+                assert sum(1 for k in chosen[300:] if k) / len(chosen[300:]) > 0.8  # and drafts again after it
+    mean = {c: sum(r) / len(r) for c, r in ratios.items()}
+    assert min(ratios[DraftPolicy.close_call]) >= 0.95 and mean[DraftPolicy.close_call] >= 0.97, ratios
+    # the rule's worth is in the bad draws: without it the worst of the six fell to 0.92
+    assert mean[DraftPolicy.close_call] > mean[10.0] + 0.02, ratios
+    assert min(ratios[DraftPolicy.close_call]) > min(ratios[10.0]) + 0.03, ratios
+
+
+@pytest.mark.parametrize("switch", [1e-3, 4e-3])
+def test_a_draft_that_pays_in_a_run_is_taken_up_again_though_an_isolated_probe_does_not_pay(switch):
+    """GPU-like costs where every change of size rebuilds graphs (`switch` seconds a step): a run of
+    length-7 steps pays ~2x, an isolated probe, switch included, does not. After 300 steps the draft
+    cannot fit (the policy goes plain, as it should) the content fits again. Priced by its isolated
+    probes, the policy stayed plain for the rest of 4,000 tokens (0.62-0.63x of fixed length 7; seen
+    on an H200, demo Q8_0: 0.69-0.77x of fixed 7, 99% plain). Priced by steps of the same size as
+    the step before, and probing with two steps, it drafts again."""
+    verify = lambda n: 1e-3 if n == 1 else 1.5e-3 + 0.02e-3 * n  # noqa: E731
+    draft = lambda k: 0.5e-3 + 0.01e-3 * k  # noqa: E731
+
+    def trace() -> Iterator[int]:
+        yield from itertools.islice(geometric(0.85, 15, seed=3), 150)
+        yield from itertools.repeat(0, 300)
+        yield from geometric(0.85, 15, seed=4)
+
+    policy = calibrated(DraftPolicy(k_max=7), verify, draft)
+    rate, chosen = simulate(policy, verify, draft, trace(), n_tokens=4000, switch=switch)
+    fixed = simulate(FixedPolicy(7), verify, draft, trace(), n_tokens=4000, switch=switch)[0]
+    assert chosen[200:450].count(0) > 200  # plain where nothing fits
+    late = chosen[800:]
+    assert sum(1 for k in late if k) / len(late) > 0.9
+    assert rate >= 0.97 * fixed
+
+
+def test_a_size_change_does_not_price_the_new_size():
+    """The step that switches size pays the graph rebuild; the next step of that size is priced."""
+    policy = DraftPolicy(k_max=7)
+    for k in policy.sweep_sizes():
+        for _ in range(3 if k else 4):
+            policy.calibrate(k, 1e-3 if k else 0.0, 2e-3)
+    policy.record(0, 0, 0.0, 2e-3, fed=False)
+    policy.record(7, 3, 5e-3, 9e-3)  # after a plain step: a switch, not a price
+    assert policy.draft.estimate(7) == pytest.approx(1e-3) and policy.verify.estimate(8) == pytest.approx(2e-3)
+    policy.record(0, 0, 0.0, 6e-3, fed=False)  # the plain step after it switches back: not priced either
+    policy.record(0, 0, 0.0, 6e-3, fed=False)
+    for _ in range(4):  # the first switches; the three after it, in a row, are priced
+        policy.record(7, 3, 5e-3, 9e-3)
+    assert policy.draft.estimate(7) == pytest.approx(5e-3) and policy.verify.estimate(8) == pytest.approx(9e-3)
