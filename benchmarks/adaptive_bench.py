@@ -1,7 +1,8 @@
 """Adaptive draft length against every fixed one, target-only and llama-server, side by side in one run.
 
-For each case (a model pair, a prompt kind) one engine with the draft and one without are loaded, and
-every configuration runs every prompt, interleaved in a fresh seeded order per prompt, so a busy
+For each case (a model pair, a prompt kind) an engine without the draft, one with it for the fixed
+lengths and one for the adaptive policy (which may resize a hybrid target's rollback snapshots between
+replies) are loaded, and every configuration runs every prompt, interleaved in a fresh seeded order per prompt, so a busy
 neighbour (or a predecessor that emptied the caches) hurts all of them alike:
   target-only      the target alone (no draft loaded)
   fixed k          DFlash with the draft length pinned to k (GenParams.draft_max = k)
@@ -161,7 +162,10 @@ def pair_cases(specs: list[str]) -> list[Case]:
 def bench_case(case: Case, a: argparse.Namespace, server_bin: Path | None) -> dict[str, Any]:
     cfg = dict(n_ctx=a.ctx, n_gpu_layers=a.gpu_layers, n_threads=a.threads)
     base = Engine(EngineConfig(case.target, None, **cfg))
-    spec = Engine(EngineConfig(case.target, case.draft, **cfg))  # no pinned length: adaptive by default
+    spec = Engine(EngineConfig(case.target, case.draft, **cfg))  # the fixed lengths (pinned per request)
+    # The adaptive policy on an engine of its own: it may resize a hybrid target's rollback snapshots
+    # between replies (Engine._refit_rollback), which must not change what the fixed lengths run on.
+    adapt = Engine(EngineConfig(case.target, case.draft, **cfg))
     servers: dict[str, Any] = {}
     try:
         if a.gpu_layers and not (spec.info.gpu_layers_used and base.info.gpu_layers_used):
@@ -210,7 +214,7 @@ def bench_case(case: Case, a: argparse.Namespace, server_bin: Path | None) -> di
                         t.outputs.append(res["tokens"])
                         continue
                     ud, dm = spec_of[name]
-                    eng = spec if ud or name == DRAFT_IDLE else base
+                    eng = adapt if name == "adaptive" else spec if ud or name == DRAFT_IDLE else base
                     tallies[name].add(run_once(eng, prompt, a.max_tokens, ud, dm))
         ref = tallies["target-only"].outputs
         differs: dict[str, str] = {}
@@ -233,7 +237,7 @@ def bench_case(case: Case, a: argparse.Namespace, server_bin: Path | None) -> di
             differs[name] = where
         if tallies["target-only"].tokens == 0:
             raise SystemExit(f"adaptive_bench: {case.name}: nothing was generated")
-        pol = spec.policy
+        pol = adapt.policy
         return {
             "case": case.name,
             "kind": case.kind,
@@ -253,6 +257,7 @@ def bench_case(case: Case, a: argparse.Namespace, server_bin: Path | None) -> di
     finally:
         for s in servers.values():
             s.close()
+        adapt.close()
         spec.close()
         base.close()
 

@@ -142,6 +142,7 @@ class DraftPolicy:
     close_budget: float = 0.1  # the same after a probe that came close to paying
     probe_cap: int = 2048  # plain steps between probes at the most, whatever a probe costs
     probe_steps: int = 2  # draft steps of one length a probe makes: the first pays the graph switch
+    rollback_evidence: int = 2  # draft steps, none of it accepted, before a hybrid target drops its snapshots
     verify: CostTable = field(default_factory=CostTable)  # by tokens decoded: k + 1 (1 = plain step)
     bare: CostTable = field(default_factory=CostTable)  # plain steps that skip feeding the draft
     draft: CostTable = field(default_factory=CostTable)  # by drafted tokens k (draft block + feeding it)
@@ -367,6 +368,18 @@ class DraftPolicy:
             if best_case / (self.verify.values[k + 1] + self.draft.values[k]) >= plain:
                 useful = sizes[i + 1] - 1 if i + 1 < len(sizes) else k
         return useful
+
+    def rollback_wanted(self, full: int) -> int:
+        """How many recurrent-state snapshots a hybrid target should keep now: `full` (what the
+        load-time pricing sized) until drafts of this pair were seen rejected outright at least
+        `rollback_evidence` times with none of their tokens ever accepted; then none, since no
+        length can pay and the snapshots cost every plain step (the Qwen3.5-9B stand-in on an H200:
+        0.911x of target-only with 15, 0.996x with none, benchmarks/idle_draft_cost.py). Back to
+        `full` as soon as a drafted token is accepted (a draft step rolls back through a checkpoint
+        meanwhile, exact but dearer)."""
+        if self.profile.success[1] > 0:
+            return full
+        return 0 if sum(self._tried.values()) >= self.rollback_evidence else full
 
     def forget_plain(self) -> None:
         """Drop what a plain step was seen to cost (the context changed under it)."""

@@ -162,10 +162,12 @@ class Engine:
             self.policy = DraftPolicy(self.draft_max)
 
         self._init_template_and_info(device, n_ctx)
+        self._rs_args: tuple[object, object | None, int, int] | None = None  # to size snapshots again
         if self.policy is not None and not cfg.draft_max:  # a pinned length has nothing to choose
             self._calibrate(CALIBRATION_BUDGET_S)
             if self.target.is_hybrid and cfg.n_rs_seq is None:
                 self._fit_rollback(tp, ext, threads, batch_threads)
+                self._rs_args, self._rs_full = (tp, ext, threads, batch_threads), self.n_rs_seq
 
     def _open_contexts(self, tp: object, ext: object | None, threads: int, batch_threads: int) -> None:
         """The target context with params `tp`, then what hangs on it: the draft side (its context
@@ -197,6 +199,23 @@ class Engine:
         self._open_contexts(tp, ext, threads, batch_threads)
         self.policy.forget_plain()
         self._calibrate(CALIBRATION_BUDGET_S / 4, sizes=[0])  # a plain step costs less now
+
+    def _refit_rollback(self) -> None:
+        """Before a reply that the adaptive policy drafts: keep the hybrid target's snapshots only
+        while a drafted token could be accepted (DraftPolicy.rollback_wanted). The contexts are made
+        again, so the conversation is decoded afresh by this reply's prefill; that happens once a
+        session, when the sweep's drafts were all rejected, and once more if one is accepted later."""
+        assert self.policy is not None and self._rs_args is not None
+        want = self.policy.rollback_wanted(self._rs_full)
+        if want == self.n_rs_seq:
+            return
+        tp, ext, threads, batch_threads = self._rs_args
+        self._close_contexts()
+        tp.n_rs_seq = want  # type: ignore[attr-defined]
+        self._open_contexts(tp, ext, threads, batch_threads)
+        self._reset_cache()
+        self.policy.forget_plain()
+        self._calibrate(CALIBRATION_BUDGET_S / 4, sizes=[0])  # a plain step costs something else now
 
     def _calibrate(self, budget_s: float, sizes: list[int] | None = None) -> None:
         """Price a plain step and the policy's sweep sizes on a throwaway prompt while the model
@@ -472,6 +491,8 @@ class Engine:
         """Yield a Step per decode step, then one Finished. Safe to abandon between steps."""
         self._check_prompt(prompt)
         plan = self._plan(params)
+        if self._rs_args is not None and isinstance(plan.policy, DraftPolicy):  # the adaptive policy
+            self._refit_rollback()
         self.policy_for_step = plan.policy
         stats = GenStats(n_prompt=len(prompt))
         sampler = Sampler(params, self.n_vocab)

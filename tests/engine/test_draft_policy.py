@@ -466,3 +466,14 @@ def test_a_size_change_does_not_price_the_new_size():
     for _ in range(4):  # the first switches; the three after it, in a row, are priced
         policy.record(7, 3, 5e-3, 9e-3)
     assert policy.draft.estimate(7) == pytest.approx(5e-3) and policy.verify.estimate(8) == pytest.approx(9e-3)
+
+
+def test_rollback_snapshots_wanted_only_while_a_draft_could_be_accepted():
+    policy = DraftPolicy(k_max=15)
+    assert policy.rollback_wanted(15) == 15  # nothing drafted yet
+    policy.record(1, 0, 1e-3, 1e-3)
+    assert policy.rollback_wanted(15) == 15  # one rejection is too little to go on
+    policy.record(1, 0, 1e-3, 1e-3)
+    assert policy.rollback_wanted(15) == 0
+    policy.record(2, 1, 1e-3, 1e-3)  # a drafted token accepted: a draft may pay after all
+    assert policy.rollback_wanted(15) == 15

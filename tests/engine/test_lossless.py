@@ -201,3 +201,30 @@ def test_regenerate_after_single_token_steps_on_hybrid_target(qwen35_pair):
         again, fin, _ = run(spec, prompt, max_tokens=12, use_draft=False)
         assert again == ref
         assert fin.stats.n_prompt_cached == 0  # refused the unsafe rollback, re-read the prompt
+
+
+def test_a_hybrid_target_drops_its_snapshots_while_no_draft_is_accepted(qwen35_pair, monkeypatch):
+    """Snapshots sized for long drafts (as on a GPU, where they cost every plain step ~9% on the 9B
+    stand-in) are dropped before the next reply once the sweep's drafts were all rejected, and come
+    back after a drafted token is accepted; every reply stays the target's own."""
+    from atomicchat.engine.draft_policy import DraftPolicy
+
+    monkeypatch.setattr(DraftPolicy, "longest_useful", lambda self, p_max=0.9: 99)
+    prompt = [2, 7, 1, 8, 2, 8]
+    with engine(qwen35_pair.target) as base:
+        ref, _, _ = run(base, prompt, max_tokens=40)
+    with engine(qwen35_pair.target, qwen35_pair.draft) as spec:
+        full = spec.n_rs_seq
+        assert full == spec.draft_max
+        spec.policy._tried, spec.policy.profile.success[1] = {1: 2}, 0.0  # the sweep: two 1-token drafts, rejected
+        got, _, _ = run(spec, prompt, max_tokens=40)
+        assert spec.n_rs_seq == 0 and got == ref[:40]
+        got, _, _ = run(spec, prompt, max_tokens=40)  # nothing changes now: the cache is reused
+        assert spec.n_rs_seq == 0 and got == ref[:40]
+        install_oracle(spec, prompt, ref, corrupt_every=2)
+        got, fin, _ = run(spec, prompt, max_tokens=40, draft_max=6)  # pinned: drafts through checkpoints
+        assert got == ref[:40] and fin.stats.n_accepted > 0 and fin.stats.n_fallbacks > 0
+        assert spec.policy.rollback_wanted(full) == 0  # a pinned request teaches the policy nothing
+        spec.policy.profile.observe(3, 2)  # an adaptive draft was accepted
+        got, _, _ = run(spec, prompt, max_tokens=40)
+        assert spec.n_rs_seq == full and got == ref[:40]
