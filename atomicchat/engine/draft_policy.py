@@ -249,7 +249,9 @@ class DraftPolicy:
                 return self._probe_k
             ahead = gap - self._plain_run - self.warm  # unfed plain steps before the warm-up
             self._deep_plain = ahead > 0
-            if not self._deep_plain and self._cycle is None:
+            if self._deep_plain and not self._cycle_closing:
+                self._cycle = None  # a warm-up the grown gap cut short: it starts again before the probe
+            elif self._cycle is None:
                 self._cycle = [0.0, 0.0]  # the warm-up starts a probe cycle
             self._fast_plain = max(0, ahead - 1)
             return 0
