@@ -17,7 +17,10 @@
 #   7. runs cases a,b again with on-device sampling (ATOMICCHAT_DEVICE_SAMPLING=1), the comparison
 #      that decides its default (engine/device_sampling.py), and checks that it sampled on the device;
 #   8. benchmarks/host_overhead.py --gpu-layers -1: host µs per step outside llama_decode at the
-#      248,320-token vocabulary, host sampling against on-device sampling, tokens compared.
+#      248,320-token vocabulary, host sampling against on-device sampling, tokens compared;
+#   9. benchmarks/idle_draft_cost.py on the stand-in: what a loaded draft costs plain steps (feature
+#      taps, rollback snapshots), then benchmarks/adaptive_bench.py on it (target-only, fixed 1 and
+#      15, adaptive, llama-server): the adaptive policy's figures on the GPU (issue 13).
 # --setup-only stops after step 4: the machine is then ready for other benchmarks on the GPU.
 # After step 3, WORKDIR/env.sh holds the LD_LIBRARY_PATH and PYTHONPATH of this build: source it to
 # run other benchmarks on it (benchmarks/adaptive_bench.py --gpu-layers -1 --server-bin BUNDLE/bin/llama-server).
@@ -148,6 +151,8 @@ plan() {
     printf '  6. check %s: every engine case ran on the GPU, sampling on the host\n' "$report"
     printf '  7. the same with ATOMICCHAT_DEVICE_SAMPLING=1, cases a,b: on-device sampling, checked in %s\n' "$report_ds"
     printf '  8. python benchmarks/host_overhead.py --gpu-layers -1: host vs on-device sampling at vocab 248,320\n'
+    printf '  9. python benchmarks/idle_draft_cost.py and benchmarks/adaptive_bench.py --fixed 1,15 --draft-idle\n'
+    printf '     on the stand-in, --gpu-layers -1 (adaptive_bench with --server-bin %s)\n' "$server"
     [[ -n "$out" ]] && printf '  every step'"'"'s output is also written to %s\n' "$out"
     return 0
 }
@@ -304,4 +309,11 @@ ATOMICCHAT_DEVICE_SAMPLING=1 "$py" -m atomicchat bench --target "$target" --draf
 
 printf '== 8. host time per step outside llama_decode, vocab 248,320, on the GPU (%s s)\n' "$SECONDS"
 "$py" benchmarks/host_overhead.py --gpu-layers -1 --cache "$models" 2>&1 | log host_overhead
+printf '== 9. a loaded draft on plain steps, and the adaptive draft length, on the GPU (%s s)\n' "$SECONDS"
+"$py" benchmarks/idle_draft_cost.py --pair "$target,$draft" --gpu-layers -1 --prompts "$prompts" \
+    --max-tokens "$max_tokens" --repeats "$repeats" 2>&1 | log idle_draft_cost
+"$py" benchmarks/adaptive_bench.py --cases none --pair "standin=$target,$draft" --gpu-layers -1 \
+    --server-bin "$server" --fixed 1,15 --draft-idle --prompts "$prompts" --max-tokens "$max_tokens" \
+    --repeats "$repeats" --logs "$workdir/logs" --json "$workdir/adaptive-gpu.json" 2>&1 | log adaptive_bench
+[[ -n "$out" && -f "$workdir/adaptive-gpu.json" ]] && cp "$workdir/adaptive-gpu.json" "$out/"
 printf "== done (%s s)\n" "$SECONDS"

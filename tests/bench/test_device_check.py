@@ -32,7 +32,8 @@ def test_dry_run_prints_the_cuda_build_and_gpu_bench_plan(tmp_path: Path):
     for part in ("-DGGML_CUDA=on", "-DBUILD_SHARED_LIBS=ON", "--target llama llama-server", "site/llama_cpp",
                  "standin_9b.py", "atomicchat bench", "--cases a,b,c,d,e", "--gpu-layers -1", "--repeats 2",
                  str(work), f"{ROOT}/benchmarks/bench.py", "ATOMICCHAT_DEVICE_SAMPLING unset",
-                 "on-device sampling", "host_overhead.py --gpu-layers -1"):  # fmt: skip
+                 "on-device sampling", "host_overhead.py --gpu-layers -1", "idle_draft_cost.py",
+                 "adaptive_bench.py --fixed 1,15 --draft-idle"):  # fmt: skip
         assert part in out, part
     assert out.count("cmake ") == 1  # one build serves the Python package and the server
     assert "would stop here" in out  # no nvidia-smi on this PATH
