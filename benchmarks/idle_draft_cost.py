@@ -25,7 +25,6 @@ import argparse
 import os
 import random
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 if __package__ in (None, ""):
@@ -33,6 +32,7 @@ if __package__ in (None, ""):
 
 from atomicchat.engine import Engine, EngineConfig  # noqa: E402
 from benchmarks import bench  # noqa: E402
+from benchmarks.adaptive_bench import Tally  # noqa: E402
 from benchmarks.common import run_once  # noqa: E402
 
 PROMPTS = [
@@ -41,16 +41,6 @@ PROMPTS = [
     "List five fruits with one fact about each, as JSON.",
     "Write a short story about a lighthouse keeper.",
 ]
-
-
-@dataclass
-class Tally:
-    tokens: int = 0
-    seconds: float = 0.0
-
-    @property
-    def tps(self) -> float:
-        return self.tokens / self.seconds if self.seconds > 0 else 0.0
 
 
 def engines(target: Path, draft: Path, cfg: dict) -> dict[str, Engine]:
@@ -77,20 +67,16 @@ def measure(name: str, target: Path, draft: Path, a: argparse.Namespace) -> dict
         else:
             prompts = bench.tiny_prompts(a.prompts, base.n_vocab)
         tallies = {n: Tally() for n in engs}
-        outputs: dict[str, list[list[int]]] = {n: [] for n in engs}
         for rep in range(a.repeats):
             for pi, prompt in enumerate(prompts):
                 order = list(engs)
                 random.Random(rep * 1000 + pi).shuffle(order)
                 for n in order:
-                    fin = run_once(engs[n], prompt, a.max_tokens, False, None)
-                    tallies[n].tokens += max(fin.stats.n_generated - 1, 0)
-                    tallies[n].seconds += fin.stats.generate_seconds
-                    outputs[n].append(list(fin.tokens))
+                    tallies[n].add(run_once(engs[n], prompt, a.max_tokens, False, None))
         if tallies["target-only"].tokens == 0:
             raise SystemExit(f"idle_draft_cost: {name}: nothing was generated")
-        for n, outs in outputs.items():
-            if outs != outputs["target-only"] and not a.gpu_layers:
+        for n, t in tallies.items():
+            if t.outputs != tallies["target-only"].outputs and not a.gpu_layers:
                 raise SystemExit(f"idle_draft_cost: {name}: {n} wrote other tokens than target-only")
         info = engs["draft loaded"]
         print(f"{name}: {info.info.device}; n_rs_seq {info.n_rs_seq}; taps on layers {info.ds.layer_ids}")

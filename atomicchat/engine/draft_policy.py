@@ -278,10 +278,11 @@ class DraftPolicy:
         plain for whole replies (demo F32 code, 95% plain at 0.82x of the best fixed length, where
         length 5 ran at 1.24x of target-only); with no budget at all there, the fed warm-ups and
         probes cost demo Q8_0 prose a third of its speed. The first probe of a loaded model comes
-        after `probe_first` plain steps all the same when the sweep saw a drafted token accepted (the draft fits; a reply's opening is a poor sample of
-        the rest). When it saw none, or drafted nothing because no length could pay even fully
-        accepted, that probe keeps to the budget too: the early probes of a draft that fits nothing
-        cost ~3% of a 768-token run on a small model."""
+        after `probe_first` plain steps all the same when the sweep saw a drafted token accepted
+        (the draft fits; a reply's opening is a poor sample of the rest). When it saw none, or
+        drafted nothing because no length could pay even fully accepted, that probe keeps to the
+        budget too: the early probes of a draft that fits nothing cost ~3% of a 768-token run on a
+        small model."""
         plain = self.rate(0)
         if not plain or self.explore_budget <= 0:
             return self._probe_gap

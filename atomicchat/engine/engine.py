@@ -166,8 +166,9 @@ class Engine:
         if self.policy is not None and not cfg.draft_max:  # a pinned length has nothing to choose
             self._calibrate(CALIBRATION_BUDGET_S)
             if self.target.is_hybrid and cfg.n_rs_seq is None:
-                self._fit_rollback(tp, ext, threads, batch_threads)
-                self._rs_args, self._rs_full = (tp, ext, threads, batch_threads), self.n_rs_seq
+                self._rs_args = (tp, ext, threads, batch_threads)
+                self._fit_rollback()
+                self._rs_full = self.n_rs_seq
 
     def _open_contexts(self, tp: object, ext: object | None, threads: int, batch_threads: int) -> None:
         """The target context with params `tp`, then what hangs on it: the draft side (its context
@@ -182,7 +183,7 @@ class Engine:
         if self.device_sampling:
             self.tsamp = device_sampling.DeviceSampler(self.tctx.ptr)
 
-    def _fit_rollback(self, tp: object, ext: object | None, threads: int, batch_threads: int) -> None:
+    def _fit_rollback(self) -> None:
         """Keep rollback snapshots only for drafts that could pay here. A hybrid target keeps
         n_rs_seq recurrent-state snapshots for rolling back rejected drafts, and every decode pays
         for them, plain steps included (tiny-qwen35 on a 2-core EPYC: 12% slower per plain step at
@@ -192,30 +193,30 @@ class Engine:
         chosen, rolls back through a checkpoint."""
         assert self.policy is not None
         keep = self.policy.longest_useful()
-        if keep >= self.n_rs_seq:
-            return
-        self._close_contexts()
-        tp.n_rs_seq = keep  # type: ignore[attr-defined]
-        self._open_contexts(tp, ext, threads, batch_threads)
-        self.policy.forget_plain()
-        self._calibrate(CALIBRATION_BUDGET_S / 4, sizes=[0])  # a plain step costs less now
+        if keep < self.n_rs_seq:
+            self._resize_rollback(keep)
 
     def _refit_rollback(self) -> None:
         """Before a reply that the adaptive policy drafts: keep the hybrid target's snapshots only
         while a drafted token could be accepted (DraftPolicy.rollback_wanted). The contexts are made
         again, so the conversation is decoded afresh by this reply's prefill; that happens once a
         session, when the sweep's drafts were all rejected, and once more if one is accepted later."""
-        assert self.policy is not None and self._rs_args is not None
+        assert self.policy is not None
         want = self.policy.rollback_wanted(self._rs_full)
-        if want == self.n_rs_seq:
-            return
+        if want != self.n_rs_seq:
+            self._resize_rollback(want)
+
+    def _resize_rollback(self, n_rs_seq: int) -> None:
+        """Make the contexts again with `n_rs_seq` snapshots (what either caches held is gone), and
+        price a plain step again, which costs something else now."""
+        assert self.policy is not None and self._rs_args is not None
         tp, ext, threads, batch_threads = self._rs_args
         self._close_contexts()
-        tp.n_rs_seq = want  # type: ignore[attr-defined]
+        tp.n_rs_seq = n_rs_seq  # type: ignore[attr-defined]
         self._open_contexts(tp, ext, threads, batch_threads)
         self._reset_cache()
         self.policy.forget_plain()
-        self._calibrate(CALIBRATION_BUDGET_S / 4, sizes=[0])  # a plain step costs something else now
+        self._calibrate(CALIBRATION_BUDGET_S / 4, sizes=[0])
 
     def _calibrate(self, budget_s: float, sizes: list[int] | None = None) -> None:
         """Price a plain step and the policy's sweep sizes on a throwaway prompt while the model
