@@ -14,7 +14,9 @@ neighbour (or a predecessor that emptied the caches) hurts all of them alike:
   server k         llama-server (same vendored llama.cpp, `--spec-draft-n-max k`), with --server and the
                    k llama.cpp's own default uses (the draft's block size - 1), and the best fixed k seen
 tokens/s = generated tokens / seconds from the first generated token to the last, summed over the case's
-prompts (llama-server: its predicted_n / predicted_ms). Greedy; every DFlash output must equal the
+prompts (llama-server: its predicted_n / predicted_ms). ad/best is adaptive over the best of target-only
+and the fixed lengths, with a 90% bootstrap interval over the paired replies (`interval`): on a noisy
+host it says whether a shortfall is there at all. Greedy; every DFlash output must equal the
 target-only output token for token, or the run fails.
 
 Cases: the bundled demo pair as F32 (shipped), F16 and Q8_0 (converted once into the cache with
@@ -94,11 +96,13 @@ class Tally:
     draft_steps: int = 0
     steps: int = 0
     outputs: list[list[int]] = field(default_factory=list)
+    runs: list[tuple[int, float]] = field(default_factory=list)  # (tokens, seconds) of each reply, in order
 
     def add(self, fin: Finished) -> None:
         s = fin.stats
         self.tokens += max(s.n_generated - 1, 0)
         self.seconds += s.generate_seconds
+        self.runs.append((max(s.n_generated - 1, 0), s.generate_seconds))
         self.drafted += s.n_drafted
         self.accepted += s.n_accepted
         self.draft_steps += s.n_draft_steps
@@ -209,6 +213,7 @@ def bench_case(case: Case, a: argparse.Namespace, server_bin: Path | None) -> di
                         n = max(len(res["tokens"]) - 1, 0)  # predicted_per_second is (n - 1) / span, as ours
                         t.tokens += n
                         t.seconds += n / res["server_tps"] if res["server_tps"] > 0 else 0.0
+                        t.runs.append((n, n / res["server_tps"] if res["server_tps"] > 0 else 0.0))
                         t.drafted += res["drafted"]
                         t.accepted += res["accepted"]
                         t.outputs.append(res["tokens"])
@@ -243,7 +248,8 @@ def bench_case(case: Case, a: argparse.Namespace, server_bin: Path | None) -> di
             "kind": case.kind,
             "k_max": kmax,
             "configs": {n: {"tps": t.tps, "tokens": t.tokens, "seconds": t.seconds, "drafted": t.drafted,
-                            "accepted": t.accepted, "draft_steps": t.draft_steps, "steps": t.steps}
+                            "accepted": t.accepted, "draft_steps": t.draft_steps, "steps": t.steps,
+                            "runs": t.runs}
                         for n, t in tallies.items()},
             "policy_verify_ms": {k: round(v * 1e3, 3) for k, v in sorted(pol.verify.values.items())} if pol else {},
             "policy_draft_ms": {k: round(v * 1e3, 3) for k, v in sorted(pol.draft.values.items())} if pol else {},
@@ -260,6 +266,32 @@ def bench_case(case: Case, a: argparse.Namespace, server_bin: Path | None) -> di
         adapt.close()
         spec.close()
         base.close()
+
+
+def interval(runs_a: list[tuple[int, float]], runs_b: list[tuple[int, float]], n: int = 2000,
+             seed: int = 0) -> tuple[float, float] | None:
+    """A 90% bootstrap interval of (tokens/s of a) / (tokens/s of b) over paired replies: replies i of
+    both ran the same prompt back to back, so each resample draws whole pairs (what the host did
+    during a reply hurt both alike, roughly). On the 2-core EPYC one reply's ratio moved 0.68-1.27x
+    at identical work: a single ratio of sums cannot tell 0.97 from 1.0, and this says how far it
+    can. None when the runs do not pair up."""
+    m = len(runs_a)
+    if m < 2 or m != len(runs_b):
+        return None
+    rng = random.Random(seed)
+    ratios = []
+    for _ in range(n):
+        ta = sa = tb = sb = 0.0
+        for _ in range(m):
+            i = rng.randrange(m)
+            ta, sa = ta + runs_a[i][0], sa + runs_a[i][1]
+            tb, sb = tb + runs_b[i][0], sb + runs_b[i][1]
+        if sa > 0 and sb > 0 and tb > 0:
+            ratios.append((ta / sa) / (tb / sb))
+    if not ratios:
+        return None
+    ratios.sort()
+    return ratios[int(0.05 * (len(ratios) - 1))], ratios[int(0.95 * (len(ratios) - 1))]
 
 
 def first_diff_at(outputs: list[list[int]], ref: list[list[int]]) -> tuple[int, int] | None:
@@ -320,7 +352,8 @@ def first_difference(outputs: list[list[int]], ref: list[list[int]]) -> str | No
 
 def table(results: list[dict[str, Any]], load: tuple[float, float, float]) -> str:
     lines = [f"load average at start {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; tok/s (ratio to target-only)"]
-    hdr = f"{'case':<22} {'target-only':>11} {'best fixed':>17} {'adaptive':>15} {'mean k':>6} {'plain%':>6} {'ad/best':>7} {'server':>22}"
+    hdr = (f"{'case':<22} {'target-only':>11} {'best fixed':>17} {'adaptive':>15} {'mean k':>6} {'plain%':>6} "
+           f"{'ad/best':>7} {'90% interval':>13} {'server':>22}")
     lines.append(hdr)
     for r in results:
         c = r["configs"]
@@ -328,6 +361,9 @@ def table(results: list[dict[str, Any]], load: tuple[float, float, float]) -> st
         fixed = {n: v for n, v in c.items() if n.startswith("fixed")}
         best_name = max(fixed, key=lambda n: fixed[n]["tps"])
         best = max(base, fixed[best_name]["tps"])
+        best_runs = c["target-only"] if base >= fixed[best_name]["tps"] else fixed[best_name]
+        ci = interval(c["adaptive"].get("runs", []), best_runs.get("runs", []))
+        ci_text = f"{ci[0]:.3f}-{ci[1]:.3f}" if ci else "-"
         ad = c["adaptive"]
         steps = max(ad["steps"], 1)
         mean_k = ad["drafted"] / ad["draft_steps"] if ad["draft_steps"] else 0.0
@@ -338,7 +374,7 @@ def table(results: list[dict[str, Any]], load: tuple[float, float, float]) -> st
         lines.append(
             f"{r['case']:<22} {base:>11.1f} {fixed[best_name]['tps']:>7.1f} ({best_name:>7}) "
             f"{ad['tps']:>7.1f} ({ad['tps'] / base:.2f}x) {mean_k:>6.2f} {plain:>5.0f}% {ad['tps'] / best:>7.3f} "
-            f"{', '.join(srv) or '-':>22}"
+            f"{ci_text:>13} {', '.join(srv) or '-':>22}"
         )
     lines.append("")
     lines.append("every configuration, tok/s:")

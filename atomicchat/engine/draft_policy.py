@@ -118,6 +118,16 @@ class AcceptanceProfile:
             prev = pj
         return out
 
+    def upper(self, z: float) -> list[float]:
+        """p[j] raised by z standard errors of its (decayed, prior-padded) trials: what the draft
+        could plausibly accept, for deciding whether a probe has seen enough to stop."""
+        out = self.p()
+        for j in range(1, self.k_max + 1):
+            n = self.trials[j] + self.prior_weight
+            pj = out[j]
+            out[j] = min(1.0, pj + z * (pj * (1.0 - pj) / n) ** 0.5)
+        return out
+
     def expected_tokens(self, k: int, p: list[float] | None = None) -> float:
         p = p or self.p()
         total, run = 1.0, 1.0
@@ -140,9 +150,12 @@ class DraftPolicy:
     warm: int = 16  # plain steps before a probe that feed the draft again (its recent context)
     explore_budget: float = 0.015  # share of a plain run's time that its probes may cost at most
     close_budget: float = 0.1  # the same after a probe that came close to paying
+    close_decay: float = 1.5  # close_budget is divided by this for each further close call that did not pay
     probe_cap: int = 2048  # plain steps between probes at the most, whatever a probe costs
     probe_steps: int = 2  # draft steps of one length a probe makes: the first pays the graph switch
     rollback_evidence: int = 2  # draft steps, none of it accepted, before a hybrid target drops its snapshots
+    optimism: float = 1.0  # a probe goes on while a draft could pay at acceptance this many standard errors up
+    probe_most: int = 12  # draft steps a probe makes at the most when it goes on
     verify: CostTable = field(default_factory=CostTable)  # by tokens decoded: k + 1 (1 = plain step)
     bare: CostTable = field(default_factory=CostTable)  # plain steps that skip feeding the draft
     draft: CostTable = field(default_factory=CostTable)  # by drafted tokens k (draft block + feeding it)
@@ -156,6 +169,8 @@ class DraftPolicy:
     _probing: bool = False
     _probe_k: int = 0  # the length the probe under way drafts
     _probe_left: int = 0  # its steps still to come
+    _probe_made: int = 0  # draft steps the probe under way has made
+    _probe_acc: int = 0  # drafted tokens it saw accepted
     _deep_plain: bool = False
     _best_key: tuple = ()
     _sweep: list[int] | None = None
@@ -168,6 +183,7 @@ class DraftPolicy:
     _cycle: list[float] | None = None  # [seconds, tokens] of the probe cycle under way (warm-up to after)
     _cycle_closing: bool = False  # the probe is in: the next step (its graph switch back) ends the cycle
     _close: bool = False  # the last probe came within close_call of a plain step: not held to the budget
+    _close_fails: int = 0  # close calls in a row that did not pay: each shrinks close_budget
     _last_k: int = -1  # the size of the step recorded last (-1: none yet)
 
     def __post_init__(self) -> None:
@@ -247,6 +263,7 @@ class DraftPolicy:
                 self._probing = True
                 self._probe_k = max(1, min(limit, self._best_draft(limit)))
                 self._probe_left = self.probe_steps - 1
+                self._probe_made = self._probe_acc = 0
                 return self._probe_k
             ahead = gap - self._plain_run - self.warm  # unfed plain steps before the warm-up
             self._deep_plain = ahead > 0
@@ -267,6 +284,19 @@ class DraftPolicy:
                 return k + 1
         return k
 
+    def coast(self, limit: int) -> bool:
+        """Whether the step now is one deep in a plain run with nothing to decide, feed or price,
+        which the engine may then take without asking (`choose`, `needs_features`, `record`): on a
+        toy target (~0.1 ms a step) those calls were 2-3% of a plain step. Every 4th such step is
+        still priced (the `bare` sample), and a probe cycle being closed is never coasted through."""
+        if self._fast_plain > 0 and limit > 0 and self._cycle is None and (self._bare_seen + 1) % 4 != 1:
+            self._fast_plain -= 1
+            self._plain_run += 1
+            self._decisions += 1
+            self._bare_seen += 1
+            return True
+        return False
+
     def _gap(self, limit: int) -> int:
         """Plain steps before the next probe: the learned gap (doubled by failed probes), but never
         so short that a probe cycle (its warm-up feeding and the probe's extra time over plain
@@ -277,18 +307,21 @@ class DraftPolicy:
         instead: near break-even this machine's noise decides, and a policy left plain by it stayed
         plain for whole replies (demo F32 code, 95% plain at 0.82x of the best fixed length, where
         length 5 ran at 1.24x of target-only); with no budget at all there, the fed warm-ups and
-        probes cost demo Q8_0 prose a third of its speed. The first probe of a loaded model comes
-        after `probe_first` plain steps all the same when the sweep saw a drafted token accepted
-        (the draft fits; a reply's opening is a poor sample of the rest). When it saw none, or
-        drafted nothing because no length could pay even fully accepted, that probe keeps to the
-        budget too: the early probes of a draft that fits nothing cost ~3% of a 768-token run on a
-        small model."""
+        probes cost demo Q8_0 prose a third of its speed. Close calls that keep failing shrink that
+        budget (by `close_decay` each), so a draft just short of paying does not cost up to 10% for
+        good. The first probe of a loaded model comes after `probe_first` plain steps all the same
+        when the sweep saw a drafted token accepted (the draft fits; a reply's opening is a poor
+        sample of the rest). When it saw none, or drafted nothing because no length could pay even
+        fully accepted, that probe keeps to the budget too: the early probes of a draft that fits
+        nothing cost ~3% of a 768-token run on a small model."""
         plain = self.rate(0)
         if not plain or self.explore_budget <= 0:
             return self._probe_gap
         if not self._probes and self.profile.success[1] > 0:
             return self._probe_gap  # the first probe comes early
-        budget = self.close_budget if self._close else self.explore_budget  # close: may pay again soon
+        budget = self.explore_budget
+        if self._close:  # close: may pay again soon
+            budget = max(budget, self.close_budget / self.close_decay ** max(0, self._close_fails - 1))
         k = max(1, min(limit, self._best_draft(limit)))
         v, d = self.verify.estimate(k + 1), self.draft.estimate(k)
         if v is None or d is None:
@@ -431,17 +464,49 @@ class DraftPolicy:
             self.draft.observe(k, draft_seconds)
         self.profile.observe(k, n_accepted)
         self._tried[k] = self._tried.get(k, 0) + 1
+        if self._probing:
+            self._probe_made += 1
+            self._probe_acc += n_accepted
+        if self._probing and self._probe_left == 0 and self._go_on():
+            return
         if self._probing and self._probe_left == 0:  # the probe's last step: its verdict
             self._probes += 1
             self._plain_run = 0
             if self.best(self.k_max) == 0:  # the probe did not pay: wait longer, unless it came close
                 plain, draft = self.rate(0) or 0.0, self.rate(self._best_draft(self.k_max)) or 0.0
                 self._close = draft >= self.close_call * plain
+                self._close_fails = self._close_fails + 1 if self._close else 0
                 if not self._close:
                     self._probe_gap = min(self._probe_gap * 2, self.probe_max)
                 else:
                     self._probe_gap = self.probe_first
+            else:
+                self._close_fails = 0
             self._probing = False
+
+    def _go_on(self) -> bool:
+        """Whether the probe just ended should draft on. The point estimate says plain, but it
+        rests on a handful of steps: a draft that fits can lose its first few by chance, and the
+        policy then stayed plain for hundreds of steps (simulated on the demo-F32 costs of the
+        EPYC at 80-90% acceptance a position, where length 5-7 pays 1.2-1.5x: the worst of 12
+        seeds 0.87-0.91x of the best fixed length; 0.93-0.95x with this). So a probe that saw a
+        drafted token accepted goes on, at the length that would pay most at acceptance
+        `optimism` standard errors up, while that length could beat a plain step, for at most
+        `probe_most` steps in all. A probe that saw nothing accepted stops: a draft that stopped
+        fitting would otherwise be carried by its past acceptance."""
+        if self.optimism <= 0 or self._probe_made >= self.probe_most or self.best(self.k_max) != 0:
+            return False
+        if not self._probe_acc:  # nothing accepted: no reason to hope (nor stale history to lean on)
+            return False
+        p = self.profile.upper(self.optimism)
+        plain = self.rate(0) or 0.0
+        rates = [(self.rate(k, p) or 0.0, -k) for k in range(1, self.k_max + 1)]
+        r, k = max(rates)
+        if r <= plain:
+            return False
+        self._probe_k = -k
+        self._probe_left = min(self.probe_steps, self.probe_most - self._probe_made)
+        return True
 
     def _cycle_step(self, k: int, n_accepted: int, seconds: float) -> None:
         """Add a step to the probe cycle under way. A cycle runs from the first warm-up feeding to
@@ -474,6 +539,9 @@ class FixedPolicy:
 
     def choose(self, limit: int) -> int:
         return max(0, min(limit, self.k_max))
+
+    def coast(self, limit: int) -> bool:
+        return False
 
     def needs_features(self) -> bool:
         return True

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from benchmarks import adaptive_bench as ab
 
 
@@ -147,3 +149,28 @@ def test_fixed_lengths_are_parsed_and_bad_ones_refused():
     for bad in ("", "0,3", "a,b", "-1"):
         with pytest.raises(argparse.ArgumentTypeError):
             ab._lengths(bad)
+
+
+def test_interval_pairs_replies_and_widens_with_noise():
+    steady_a = [(100, 1.0)] * 12
+    steady_b = [(100, 0.98)] * 12
+    lo, hi = ab.interval(steady_a, steady_b)
+    assert lo == pytest.approx(0.98) and hi == pytest.approx(0.98)  # no noise: the ratio itself
+    # the host's speed moves reply by reply, alike for both of a pair: the paired interval stays narrow
+    speeds = [0.7, 1.3, 1.0, 0.8, 1.2, 0.9, 1.1, 1.25, 0.75, 1.0, 0.85, 1.15]
+    a = [(100, 1.0 * s) for s in speeds]
+    b = [(100, 0.98 * s) for s in speeds]
+    lo, hi = ab.interval(a, b)
+    assert 0.975 <= lo <= 0.98 <= hi <= 0.985
+    # noise in a alone: the interval widens around the true ratio, and says so
+    lo2, hi2 = ab.interval([(100, 1.0 * s) for s in speeds], steady_b)
+    assert hi2 - lo2 > 0.1 and lo2 < 0.98 < hi2
+    assert ab.interval(a[:1], b[:1]) is None and ab.interval(a, b[:5]) is None
+
+
+def test_table_shows_the_interval():
+    r = _result({})
+    r["configs"]["adaptive"]["runs"] = [(10, 0.1 / 1.47 * 1.0)] * 4
+    r["configs"]["fixed 3"]["runs"] = [(10, 0.1 / 1.5)] * 4
+    out = ab.table([r], (0.1, 0.2, 0.3))
+    assert "0.980-0.980" in out

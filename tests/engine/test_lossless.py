@@ -142,6 +142,13 @@ class _Schedule:
         self.seen.append(k)
         return k
 
+    def coast(self, limit: int) -> bool:
+        """Unfed plain steps are taken the way the engine coasts through a plain run."""
+        if self.feed or self.ks[self.i % len(self.ks)] != 0:
+            return False
+        self.choose(limit)
+        return True
+
     def needs_features(self) -> bool:
         return self.feed
 
