@@ -98,11 +98,15 @@ class Tally:
     outputs: list[list[int]] = field(default_factory=list)
     runs: list[tuple[int, float]] = field(default_factory=list)  # (tokens, seconds) of each reply, in order
 
+    def add_run(self, tokens: int, seconds: float) -> None:
+        """One reply's generated tokens and seconds, into the totals and the per-reply list."""
+        self.tokens += tokens
+        self.seconds += seconds
+        self.runs.append((tokens, seconds))
+
     def add(self, fin: Finished) -> None:
         s = fin.stats
-        self.tokens += max(s.n_generated - 1, 0)
-        self.seconds += s.generate_seconds
-        self.runs.append((max(s.n_generated - 1, 0), s.generate_seconds))
+        self.add_run(max(s.n_generated - 1, 0), s.generate_seconds)
         self.drafted += s.n_drafted
         self.accepted += s.n_accepted
         self.draft_steps += s.n_draft_steps
@@ -211,9 +215,7 @@ def bench_case(case: Case, a: argparse.Namespace, server_bin: Path | None) -> di
                         res = bench.run_server(servers[name], prompt, a.max_tokens)
                         t = tallies[name]
                         n = max(len(res["tokens"]) - 1, 0)  # predicted_per_second is (n - 1) / span, as ours
-                        t.tokens += n
-                        t.seconds += n / res["server_tps"] if res["server_tps"] > 0 else 0.0
-                        t.runs.append((n, n / res["server_tps"] if res["server_tps"] > 0 else 0.0))
+                        t.add_run(n, n / res["server_tps"] if res["server_tps"] > 0 else 0.0)
                         t.drafted += res["drafted"]
                         t.accepted += res["accepted"]
                         t.outputs.append(res["tokens"])

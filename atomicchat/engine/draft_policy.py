@@ -156,6 +156,7 @@ class DraftPolicy:
     rollback_evidence: int = 2  # draft steps, none of it accepted, before a hybrid target drops its snapshots
     optimism: float = 1.0  # a probe goes on while a draft could pay at acceptance this many standard errors up
     probe_most: int = 12  # draft steps a probe makes at the most when it goes on
+    bare_every: int = 4  # unfed plain steps per one whose cost is sampled
     verify: CostTable = field(default_factory=CostTable)  # by tokens decoded: k + 1 (1 = plain step)
     bare: CostTable = field(default_factory=CostTable)  # plain steps that skip feeding the draft
     draft: CostTable = field(default_factory=CostTable)  # by drafted tokens k (draft block + feeding it)
@@ -176,7 +177,7 @@ class DraftPolicy:
     _sweep: list[int] | None = None
     _swept: int = 1  # the longest size the sweep has priced
     _fast_plain: int = 0  # plain steps left that need no decision (unfed, before the next warm-up)
-    _bare_seen: int = 0
+    _bare_seen: int = 0  # unfed plain steps so far (every `bare_every`th is priced)
     _best_k: int = 0
     _tried: dict[int, int] = field(default_factory=dict)  # draft steps recorded, by length
     _probes: int = 0  # probes made (the first may come early: `_gap`)
@@ -226,9 +227,7 @@ class DraftPolicy:
     def choose(self, limit: int) -> int:
         """How many tokens to draft now, at most `limit` (which may be 0: then a plain step)."""
         if self._fast_plain > 0 and limit > 0:  # deep in a plain run: nothing to weigh until the probe
-            self._fast_plain -= 1
-            self._plain_run += 1
-            self._decisions += 1
+            self._pass_fast_plain()
             return 0
         limit = min(limit, self.k_max)
         if limit <= 0:
@@ -289,13 +288,22 @@ class DraftPolicy:
         which the engine may then take without asking (`choose`, `needs_features`, `record`): on a
         toy target (~0.1 ms a step) those calls were 2-3% of a plain step. Every 4th such step is
         still priced (the `bare` sample), and a probe cycle being closed is never coasted through."""
-        if self._fast_plain > 0 and limit > 0 and self._cycle is None and (self._bare_seen + 1) % 4 != 1:
-            self._fast_plain -= 1
-            self._plain_run += 1
-            self._decisions += 1
+        if self._fast_plain > 0 and limit > 0 and self._cycle is None and not self._bare_due():
+            self._pass_fast_plain()
             self._bare_seen += 1
             return True
         return False
+
+    def _pass_fast_plain(self) -> None:
+        """Count one plain step deep in a plain run, before the next warm-up."""
+        self._fast_plain -= 1
+        self._plain_run += 1
+        self._decisions += 1
+
+    def _bare_due(self) -> bool:
+        """Whether the next unfed plain step is one whose cost is sampled (every `bare_every`th: a
+        plain step's cost hardly moves)."""
+        return self._bare_seen % self.bare_every == 0
 
     def _gap(self, limit: int) -> int:
         """Plain steps before the next probe: the learned gap (doubled by failed probes), but never
@@ -425,8 +433,8 @@ class DraftPolicy:
             table.values.pop(1, None)
             table.version += 1
 
-    def _best_draft(self, limit: int) -> int:
-        p = self.profile.p()
+    def _best_draft(self, limit: int, p: list[float] | None = None) -> int:
+        p = p or self.profile.p()
         rates = [(self.rate(k, p) or 0.0, -k) for k in range(1, limit + 1)]
         return -max(rates)[1]
 
@@ -451,9 +459,9 @@ class DraftPolicy:
         steady = k == self._last_k
         self._last_k = k
         if k == 0 and not fed:
+            if self._bare_due() and (steady or not self.bare.count(1)):
+                self.bare.observe(1, verify_seconds)
             self._bare_seen += 1
-            if self._bare_seen % 4 == 1 and (steady or not self.bare.count(1)):
-                self.bare.observe(1, verify_seconds)  # a sample of them: a plain step's cost hardly moves
             return
         if steady or not self.verify.count(k + 1):
             self.verify.observe(k + 1, verify_seconds)
@@ -467,9 +475,9 @@ class DraftPolicy:
         if self._probing:
             self._probe_made += 1
             self._probe_acc += n_accepted
-        if self._probing and self._probe_left == 0 and self._go_on():
-            return
         if self._probing and self._probe_left == 0:  # the probe's last step: its verdict
+            if self._go_on():
+                return
             self._probes += 1
             self._plain_run = 0
             if self.best(self.k_max) == 0:  # the probe did not pay: wait longer, unless it came close
@@ -499,12 +507,10 @@ class DraftPolicy:
         if not self._probe_acc:  # nothing accepted: no reason to hope (nor stale history to lean on)
             return False
         p = self.profile.upper(self.optimism)
-        plain = self.rate(0) or 0.0
-        rates = [(self.rate(k, p) or 0.0, -k) for k in range(1, self.k_max + 1)]
-        r, k = max(rates)
-        if r <= plain:
+        k = self._best_draft(self.k_max, p)
+        if (self.rate(k, p) or 0.0) <= (self.rate(0) or 0.0):
             return False
-        self._probe_k = -k
+        self._probe_k = k
         self._probe_left = min(self.probe_steps, self.probe_most - self._probe_made)
         return True
 

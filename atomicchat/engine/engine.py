@@ -584,12 +584,8 @@ class Engine:
         plain one. Returns (new tokens, n drafted)."""
         policy = plan.policy
         limit = min(plan.n_max, remaining - 1, self.n_ctx - pos - 2) if plan.use_draft else 0
-        if limit >= 1 and policy.coast(limit):  # deep in a plain run: nothing to ask the policy
-            t1 = time.perf_counter()
-            acc = self._plain_step(id_last, pos, sampler)
-            stats.verify_seconds += time.perf_counter() - t1
-            return acc, 0
-        n_use = policy.choose(limit) if limit >= 1 else 0
+        coasting = limit >= 1 and policy.coast(limit)  # deep in a plain run: nothing to ask the policy
+        n_use = policy.choose(limit) if limit >= 1 and not coasting else 0
         block = plan.n_max if plan.pinned else n_use  # a pinned length keeps its trained block
         if n_use >= 1 and pos + block < self.n_ctx:
             return self._dflash_step(id_last, pos, block, n_use, sampler, stats)
@@ -597,7 +593,7 @@ class Engine:
         acc = self._plain_step(id_last, pos, sampler)
         t2 = time.perf_counter()
         stats.verify_seconds += t2 - t1
-        if plan.use_draft:
+        if plan.use_draft and not coasting:
             feed = policy.needs_features()  # long plain runs skip feeding the draft
             if feed:
                 self._inject(1, pos)
