@@ -16,7 +16,10 @@ neighbour (or a predecessor that emptied the caches) hurts all of them alike:
 tokens/s = generated tokens / seconds from the first generated token to the last, summed over the case's
 prompts (llama-server: its predicted_n / predicted_ms). ad/best is adaptive over the best of target-only
 and the fixed lengths, with a 90% bootstrap interval over the paired replies (`interval`): on a noisy
-host it says whether a shortfall is there at all. Greedy; every DFlash output must equal the
+host it says whether a shortfall is there at all. Before each repeat but the first, every engine's
+contexts are made again (Engine.remake_contexts; --keep-contexts not): where llama.cpp's buffers land
+can slow one engine by up to 14% for its whole life, so each configuration is timed on as many
+placements as repeats, and the interval resamples whole repeats. Greedy; every DFlash output must equal the
 target-only output token for token, or the run fails.
 
 Cases: the bundled demo pair as F32 (shipped), F16 and Q8_0 (converted once into the cache with
@@ -203,6 +206,9 @@ def bench_case(case: Case, a: argparse.Namespace, server_bin: Path | None) -> di
         order = [c[0] for c in configs] + list(servers)
         spec_of = {name: (ud, dm) for name, ud, dm in configs}
         for rep in range(a.repeats):
+            if rep and not a.keep_contexts:
+                for eng in (base, spec, adapt):  # a new memory placement each repeat (Engine.remake_contexts)
+                    eng.remake_contexts()
             for pi, prompt in enumerate(prompts):
                 # A fresh seeded order for every prompt: a rotation kept each configuration behind
                 # the same one, and target-only always ran right after a llama-server request, on
@@ -249,6 +255,7 @@ def bench_case(case: Case, a: argparse.Namespace, server_bin: Path | None) -> di
             "case": case.name,
             "kind": case.kind,
             "k_max": kmax,
+            "block": len(prompts) if a.repeats > 1 and not a.keep_contexts else 1,
             "configs": {n: {"tps": t.tps, "tokens": t.tokens, "seconds": t.seconds, "drafted": t.drafted,
                             "accepted": t.accepted, "draft_steps": t.draft_steps, "steps": t.steps,
                             "runs": t.runs}
@@ -271,23 +278,31 @@ def bench_case(case: Case, a: argparse.Namespace, server_bin: Path | None) -> di
 
 
 def interval(runs_a: list[tuple[int, float]], runs_b: list[tuple[int, float]], n: int = 2000,
-             seed: int = 0) -> tuple[float, float] | None:
+             seed: int = 0, block: int = 1) -> tuple[float, float] | None:
     """A 90% bootstrap interval of (tokens/s of a) / (tokens/s of b) over paired replies: replies i of
     both ran the same prompt back to back, so each resample draws whole pairs (what the host did
     during a reply hurt both alike, roughly). On the 2-core EPYC one reply's ratio moved 0.68-1.27x
     at identical work: a single ratio of sums cannot tell 0.97 from 1.0, and this says how far it
-    can. None when the runs do not pair up."""
+    can. With `block` > 1 the replies come in blocks of that many (a repeat, on one memory
+    placement of each engine): a resample draws whole blocks, then pairs within each, so a
+    placement that slowed one engine for a whole repeat widens the interval as it should. None
+    when the runs do not pair up."""
     m = len(runs_a)
     if m < 2 or m != len(runs_b):
         return None
+    if block < 1 or m % block or m // block < 2:
+        block = 1
+    blocks = [range(s, s + block) for s in range(0, m, block)]
     rng = random.Random(seed)
     ratios = []
     for _ in range(n):
         ta = sa = tb = sb = 0.0
-        for _ in range(m):
-            i = rng.randrange(m)
-            ta, sa = ta + runs_a[i][0], sa + runs_a[i][1]
-            tb, sb = tb + runs_b[i][0], sb + runs_b[i][1]
+        for _ in blocks:
+            rows = blocks[rng.randrange(len(blocks))]
+            for _ in rows:
+                i = rows[rng.randrange(block)]
+                ta, sa = ta + runs_a[i][0], sa + runs_a[i][1]
+                tb, sb = tb + runs_b[i][0], sb + runs_b[i][1]
         if sa > 0 and sb > 0 and tb > 0:
             ratios.append((ta / sa) / (tb / sb))
     if not ratios:
@@ -364,7 +379,7 @@ def table(results: list[dict[str, Any]], load: tuple[float, float, float]) -> st
         best_name = max(fixed, key=lambda n: fixed[n]["tps"])
         best = max(base, fixed[best_name]["tps"])
         best_runs = c["target-only"] if base >= fixed[best_name]["tps"] else fixed[best_name]
-        ci = interval(c["adaptive"].get("runs", []), best_runs.get("runs", []))
+        ci = interval(c["adaptive"].get("runs", []), best_runs.get("runs", []), block=r.get("block", 1))
         ci_text = f"{ci[0]:.3f}-{ci[1]:.3f}" if ci else "-"
         ad = c["adaptive"]
         steps = max(ad["steps"], 1)
@@ -422,6 +437,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fixed", type=_lengths, default=None,
                     help="the fixed lengths to run, e.g. 1,3,7,15 (default 1-7, 10 and the draft's maximum; "
                          "a large target on a short device lease needs fewer)")
+    ap.add_argument("--keep-contexts", action="store_true",
+                    help="keep each engine's contexts for the whole case; by default they are made again before "
+                         "every repeat, so each configuration is timed on as many memory placements as repeats")
     ap.add_argument("--draft-idle", action="store_true",
                     help="also the draft's engine with DFlash off: what a loaded draft costs a plain step")
     a = ap.parse_args(argv)

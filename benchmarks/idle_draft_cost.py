@@ -16,7 +16,8 @@ off, interleaved in a fresh seeded order per prompt:
     python benchmarks/idle_draft_cost.py --cases tiny-qwen35,demo
 
 tok/s are generated tokens over generate_seconds, summed over prompts and repeats; the ratio column is
-to target-only. Every configuration must produce target-only's tokens (on the CPU), or the run fails.
+to target-only. Every engine's contexts are made again before each repeat but the first, so each
+configuration is timed on as many memory placements as repeats (see adaptive_bench). Every configuration must produce target-only's tokens (on the CPU), or the run fails.
 """
 
 from __future__ import annotations
@@ -49,12 +50,16 @@ def engines(target: Path, draft: Path, cfg: dict) -> dict[str, Engine]:
     out["draft loaded"] = loaded
     if loaded.info.is_hybrid:
         out["no snapshots"] = Engine(EngineConfig(target, draft, n_rs_seq=0, **cfg))
-    off = Engine(EngineConfig(target, draft, **cfg))
-    assert off.ds is not None
-    for lid in off.ds.layer_ids:
-        off.ds.ext.set_embeddings_layer_inp(off.tctx.ptr, lid, False)
-    out["taps off"] = off
+    out["taps off"] = taps_off(Engine(EngineConfig(target, draft, **cfg)))
     return out
+
+
+def taps_off(eng: Engine) -> Engine:
+    """The engine with its target's feature taps switched off (on again whenever its contexts are made)."""
+    assert eng.ds is not None
+    for lid in eng.ds.layer_ids:
+        eng.ds.ext.set_embeddings_layer_inp(eng.tctx.ptr, lid, False)
+    return eng
 
 
 def measure(name: str, target: Path, draft: Path, a: argparse.Namespace) -> dict[str, float]:
@@ -68,6 +73,11 @@ def measure(name: str, target: Path, draft: Path, a: argparse.Namespace) -> dict
             prompts = bench.tiny_prompts(a.prompts, base.n_vocab)
         tallies = {n: Tally() for n in engs}
         for rep in range(a.repeats):
+            if rep and not a.keep_contexts:  # a new memory placement each repeat (Engine.remake_contexts)
+                for n, eng in engs.items():
+                    eng.remake_contexts()
+                    if n == "taps off":
+                        taps_off(eng)
             for pi, prompt in enumerate(prompts):
                 order = list(engs)
                 random.Random(rep * 1000 + pi).shuffle(order)
@@ -95,6 +105,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--pair", action="append", default=[], help="TARGET,DRAFT")
     ap.add_argument("--prompts", type=int, default=3)
     ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument("--keep-contexts", action="store_true",
+                    help="keep each engine's contexts; by default they are made again before every repeat "
+                         "(where llama.cpp's buffers land can slow one engine by up to 14% for its whole life)")
     ap.add_argument("--max-tokens", type=int, default=128)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--ctx", type=int, default=2048)

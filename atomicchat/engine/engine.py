@@ -157,16 +157,17 @@ class Engine:
             tp.n_outputs_max_per_seq = n_batch  # a verify samples every row of its block
         if self.draft is not None and self.target.is_hybrid:
             tp.n_rs_seq = self.draft_max if cfg.n_rs_seq is None else cfg.n_rs_seq
-        self._open_contexts(tp, ext, threads, batch_threads)
+        self._ctx_args = (tp, ext, threads, batch_threads)  # to make the contexts again
+        self._open_contexts(*self._ctx_args)
         if self.draft is not None:
             self.policy = DraftPolicy(self.draft_max)
 
         self._init_template_and_info(device, n_ctx)
-        self._rs_args: tuple[object, object | None, int, int] | None = None  # to size snapshots again
+        self._refits_rollback = False  # the adaptive policy sizes a hybrid target's snapshots
         if self.policy is not None and not cfg.draft_max:  # a pinned length has nothing to choose
             self._calibrate(CALIBRATION_BUDGET_S)
             if self.target.is_hybrid and cfg.n_rs_seq is None:
-                self._rs_args = (tp, ext, threads, batch_threads)
+                self._refits_rollback = True
                 self._fit_rollback()
                 self._rs_full = self.n_rs_seq
 
@@ -207,16 +208,23 @@ class Engine:
             self._resize_rollback(want)
 
     def _resize_rollback(self, n_rs_seq: int) -> None:
-        """Make the contexts again with `n_rs_seq` snapshots (what either caches held is gone), and
-        price a plain step again, which costs something else now."""
-        assert self.policy is not None and self._rs_args is not None
-        tp, ext, threads, batch_threads = self._rs_args
+        """Make the contexts again with `n_rs_seq` snapshots."""
+        self._ctx_args[0].n_rs_seq = n_rs_seq  # type: ignore[attr-defined]
+        self.remake_contexts()
+
+    def remake_contexts(self) -> None:
+        """Free the contexts and make them again with the same parameters: what either cache held
+        is gone, the learned acceptance is kept, and a plain step is priced again, since it may cost
+        something else now. Used to resize a hybrid target's snapshots, and by benchmarks to draw a
+        new memory placement: where llama.cpp's buffers land can make every step of one engine up to
+        14% slower for its whole life (tiny-llama, 2-core EPYC: two engines on the same file ran
+        0.99-1.14x of each other across processes, steady within each; a new context re-draws)."""
         self._close_contexts()
-        tp.n_rs_seq = n_rs_seq  # type: ignore[attr-defined]
-        self._open_contexts(tp, ext, threads, batch_threads)
+        self._open_contexts(*self._ctx_args)
         self._reset_cache()
-        self.policy.forget_plain()
-        self._calibrate(CALIBRATION_BUDGET_S / 4, sizes=[0])
+        if self.policy is not None and self.ds is not None and not self.config.draft_max:
+            self.policy.forget_plain()
+            self._calibrate(CALIBRATION_BUDGET_S / 4, sizes=[0])
 
     def _calibrate(self, budget_s: float, sizes: list[int] | None = None) -> None:
         """Price a plain step and the policy's sweep sizes on a throwaway prompt while the model
@@ -492,7 +500,7 @@ class Engine:
         """Yield a Step per decode step, then one Finished. Safe to abandon between steps."""
         self._check_prompt(prompt)
         plan = self._plan(params)
-        if self._rs_args is not None and isinstance(plan.policy, DraftPolicy):  # the adaptive policy
+        if self._refits_rollback and isinstance(plan.policy, DraftPolicy):  # the adaptive policy
             self._refit_rollback()
         self.policy_for_step = plan.policy
         stats = GenStats(n_prompt=len(prompt))

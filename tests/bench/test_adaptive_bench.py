@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from benchmarks import adaptive_bench as ab
@@ -174,3 +176,40 @@ def test_table_shows_the_interval():
     r["configs"]["fixed 3"]["runs"] = [(10, 0.1 / 1.5)] * 4
     out = ab.table([r], (0.1, 0.2, 0.3))
     assert "0.980-0.980" in out
+
+
+def test_interval_by_repeat_counts_a_placement_that_slowed_one_engine_for_a_whole_repeat():
+    """Four repeats of six replies; in one repeat adaptive's engine landed on a slow placement (12%
+    slower on every reply). Pairs alone look like independent replies and give too narrow an
+    interval; blocks of a repeat carry that repeat's offset into every resample."""
+    a, b = [], []
+    for rep in range(4):
+        slow = 1.12 if rep == 2 else 1.0
+        for s in (0.9, 1.1, 1.0, 0.95, 1.05, 1.0):
+            a.append((100, 1.0 * s * slow))
+            b.append((100, 1.0 * s))
+    lo1, hi1 = ab.interval(a, b)
+    lo6, hi6 = ab.interval(a, b, block=6)
+    assert hi6 - lo6 > 1.5 * (hi1 - lo1)
+    assert lo6 < lo1 and hi6 >= hi1 - 1e-9
+    assert lo6 < 0.95 < hi6  # the mean ratio 0.97 lies inside, whatever one repeat did
+    assert ab.interval(a, b, block=5) == (lo1, hi1)  # not a divisor of the replies: pairs, as without
+    assert ab.interval(a[:6], b[:6], block=6) == ab.interval(a[:6], b[:6])  # one block: nothing to resample by
+
+
+def test_every_engine_gets_new_contexts_before_each_repeat_but_the_first(tmp_path, monkeypatch, capsys):
+    from atomicchat.engine import Engine
+
+    made = []
+    real = Engine.remake_contexts
+    monkeypatch.setattr(Engine, "remake_contexts", lambda self: (made.append(self), real(self))[1])
+    out = tmp_path / "r.json"
+    args = ["--cases", "tiny-llama", "--cache", str(tmp_path), "--prompts", "2", "--max-tokens", "12",
+            "--fixed", "1,2", "--json", str(out)]
+    assert ab.main(args + ["--repeats", "3"]) == 0
+    assert len(made) == 3 * 2 and len(set(map(id, made))) == 3  # target-only, fixed, adaptive; repeats 2 and 3
+    r = json.loads(out.read_text())["results"][0]
+    assert r["block"] == 2 and all(len(c["runs"]) == 6 for c in r["configs"].values())
+    made.clear()
+    assert ab.main(args + ["--repeats", "2", "--keep-contexts"]) == 0
+    assert made == [] and json.loads(out.read_text())["results"][0]["block"] == 1

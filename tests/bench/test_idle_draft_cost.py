@@ -9,9 +9,17 @@ import pytest
 from benchmarks import idle_draft_cost
 
 
-def test_every_configuration_is_measured_on_a_hybrid_pair(tmp_path, capsys):
+def test_every_configuration_is_measured_on_a_hybrid_pair(tmp_path, capsys, monkeypatch):
+    from atomicchat.engine import Engine
+
+    made, offs = [], []
+    real, real_off = Engine.remake_contexts, idle_draft_cost.taps_off
+    monkeypatch.setattr(Engine, "remake_contexts", lambda self: (made.append(self), real(self))[1])
+    monkeypatch.setattr(idle_draft_cost, "taps_off", lambda eng: (offs.append(eng), real_off(eng))[1])
     assert idle_draft_cost.main(["--cases", "tiny-qwen35", "--cache", str(tmp_path), "--max-tokens", "6",
-                                 "--prompts", "1", "--repeats", "1"]) == 0
+                                 "--prompts", "1", "--repeats", "2"]) == 0
+    assert len(set(map(id, made[-4:]))) == 4  # before repeat 2 each engine drew a new placement (after load-time resizes)
+    assert len(offs) == 2 and offs[0] is offs[1]  # the taps went off again on the new context
     out = capsys.readouterr().out
     rows = dict(re.findall(r"^  (target-only|draft loaded|no snapshots|taps off) +([0-9.]+) tok/s", out, re.M))
     assert set(rows) == {"target-only", "draft loaded", "no snapshots", "taps off"}, out

@@ -100,8 +100,16 @@ def test_adaptive_hybrid_keeps_snapshots_only_for_drafts_that_could_pay(qwen35_p
     assert (fin.stats.n_fallbacks > 0) == (spec.n_rs_seq < 6)
 
 
-def test_multi_turn_cache_reuse_is_exact(pair):
-    """A second turn that extends the first reuses the KV caches and still matches a fresh run."""
+def test_multi_turn_cache_reuse_is_exact(pair, monkeypatch):
+    """A second turn that extends the first reuses the KV caches and still matches a fresh run.
+
+    The hybrid pair's snapshots stay as sized: when the first reply's drafts happen to be tried often
+    enough, all rejected, the policy drops them before the next reply and the contexts are made again,
+    which re-reads the prompt (seen 1 run in 8 under load; that path is
+    `test_a_hybrid_target_drops_its_snapshots_while_no_draft_is_accepted`)."""
+    from atomicchat.engine.draft_policy import DraftPolicy
+
+    monkeypatch.setattr(DraftPolicy, "rollback_wanted", lambda self, full: full)
     turn1 = [10, 11, 12, 13]
     with engine(pair.target, pair.draft) as spec:
         out1, _, _ = run(spec, turn1, max_tokens=20)
@@ -235,3 +243,27 @@ def test_a_hybrid_target_drops_its_snapshots_while_no_draft_is_accepted(qwen35_p
         spec.policy.profile.observe(3, 2)  # an adaptive draft was accepted
         got, _, _ = run(spec, prompt, max_tokens=40)
         assert spec.n_rs_seq == full and got == ref[:40]
+
+
+def test_contexts_made_again_keep_what_the_policy_learned(pair):
+    """`remake_contexts` (a hybrid target's snapshot resize; benchmarks drawing a new memory
+    placement) empties both caches and prices a plain step anew, keeps the acceptance learned,
+    and the replies after it are still the target's own."""
+    prompt = [3, 1, 4, 1, 5, 9, 2, 6]
+    with engine(pair.target) as base:
+        ref, _, _ = run(base, prompt, max_tokens=32)
+    with engine(pair.target, pair.draft) as spec:
+        got, _, _ = run(spec, prompt, max_tokens=32)
+        assert got == ref[:32]
+        pol = spec.policy
+        profile, tried = list(pol.profile.success), dict(pol._tried)
+        old_ctx, n_rs = spec.tctx, spec.n_rs_seq
+        spec.remake_contexts()
+        assert spec.tctx is not old_ctx and spec.n_rs_seq == n_rs
+        assert spec.policy is pol and list(pol.profile.success) == profile and pol._tried == tried
+        assert pol.rate(0) is not None, "the calibration priced a plain step on the new context"
+        got, fin, _ = run(spec, prompt, max_tokens=32)
+        assert got == ref[:32]
+        assert fin.stats.n_prompt_cached == 0  # nothing of the old cache survived
+        got, _, _ = run(spec, prompt, max_tokens=32, draft_max=4)
+        assert got == ref[:32]
