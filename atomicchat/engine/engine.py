@@ -35,6 +35,10 @@ _MIN_CTX = 16
 # Load-time pricing of draft lengths (Engine._calibrate): at most this long; what it leaves unpriced,
 # replies learn as they run.
 CALIBRATION_BUDGET_S = 2.0
+# The most conversation state a snapshot resize copies to keep the caches, for a moment, in host
+# memory. The 9B pair keeps ~56 KiB a token (the target's attention KV ~32 in F16, the draft's ~24)
+# beside ~53 MB of recurrent state: 512 MiB is ~8.5k tokens. Past it the next prompt is read again.
+KEEP_STATE_MAX_BYTES = 512 << 20
 
 
 def _snapshot(stats: GenStats) -> GenStats:
@@ -42,6 +46,16 @@ def _snapshot(stats: GenStats) -> GenStats:
     snap = object.__new__(GenStats)
     snap.__dict__.update(stats.__dict__)
     return snap
+
+
+@dataclass(frozen=True)
+class _Kept:
+    """A conversation copied out of both caches across a context rebuild (`Engine._resize_rollback`)."""
+
+    tokens: list[int]  # what the target cache held
+    states: list[tuple[ctypes.Array, int]]  # llama_state_seq_get_data of the target, then the draft
+    draft_end: int
+    draft_kv_len: int
 
 
 @dataclass(frozen=True)
@@ -200,7 +214,7 @@ class Engine:
     def _refit_rollback(self) -> None:
         """Before a reply that the adaptive policy drafts: keep the hybrid target's snapshots only
         while a drafted token could be accepted (DraftPolicy.rollback_wanted). The contexts are made
-        again, so the conversation is decoded afresh by this reply's prefill; that happens once a
+        again with the conversation copied across (`_resize_rollback`); that happens once a
         session, when the sweep's drafts were all rejected, and once more if one is accepted later."""
         assert self.policy is not None
         want = self.policy.rollback_wanted(self._rs_full)
@@ -208,9 +222,47 @@ class Engine:
             self._resize_rollback(want)
 
     def _resize_rollback(self, n_rs_seq: int) -> None:
-        """Make the contexts again with `n_rs_seq` snapshots."""
+        """Make the contexts again with `n_rs_seq` snapshots, keeping the conversation: both caches'
+        sequence state is copied out and back (llama_state_seq_get/set_data), so the next reply
+        reads only its new turn instead of the whole conversation again. Where it is too big to
+        copy or llama.cpp refuses, the caches start empty, as a new context's do."""
+        kept = self._copy_out_conversation()
         self._ctx_args[0].n_rs_seq = n_rs_seq  # type: ignore[attr-defined]
         self.remake_contexts()
+        if kept is not None:
+            self._copy_in_conversation(kept)
+
+    def _copy_out_conversation(self) -> _Kept | None:
+        """Both caches' sequence state and what they hold, or None (nothing cached, or too big)."""
+        tokens = self._kv
+        if not tokens:
+            return None
+        ctxs = [self.tctx] + ([self.ds.ctx] if self.ds is not None and self.ds.end else [])
+        sizes = [int(C().llama_state_seq_get_size(ctx.ptr, 0)) for ctx in ctxs]
+        if sum(sizes) > KEEP_STATE_MAX_BYTES:
+            return None
+        states = []
+        for ctx, size in zip(ctxs, sizes):
+            buf = (ctypes.c_uint8 * size)()
+            n = int(C().llama_state_seq_get_data(ctx.ptr, buf, size, 0))
+            if n == 0:
+                return None
+            states.append((buf, n))
+        ds = self.ds
+        return _Kept(list(tokens), states, ds.end if ds else 0, ds.kv_len if ds else 0)
+
+    def _copy_in_conversation(self, kept: _Kept) -> None:
+        """Put a `_copy_out_conversation` back into new contexts; all or nothing."""
+        ctxs = [self.tctx] + ([self.ds.ctx] if self.ds is not None and len(kept.states) > 1 else [])
+        for ctx, (buf, n) in zip(ctxs, kept.states):
+            if int(C().llama_state_seq_set_data(ctx.ptr, buf, n, 0)) == 0:
+                self._reset_cache()
+                return
+        self._kv = kept.tokens
+        # The restored recurrent state has no snapshots behind it: no rollback may reach into it.
+        self._last_decode_pos = len(kept.tokens) - 1
+        if self.ds is not None:
+            self.ds.end, self.ds.kv_len = kept.draft_end, kept.draft_kv_len
 
     def remake_contexts(self) -> None:
         """Free the contexts and make them again with the same parameters: what either cache held

@@ -267,3 +267,42 @@ def test_contexts_made_again_keep_what_the_policy_learned(pair):
         assert fin.stats.n_prompt_cached == 0  # nothing of the old cache survived
         got, _, _ = run(spec, prompt, max_tokens=32, draft_max=4)
         assert got == ref[:32]
+
+
+def test_a_snapshot_resize_keeps_the_conversation(qwen35_pair, monkeypatch):
+    """Dropping a hybrid target's snapshots, and bringing them back, makes the contexts again; the
+    conversation's state is copied across, so the next turn reads only what is new, and its reply
+    is still the target's own, in both directions. Past the size cap the turn is read again."""
+    from atomicchat.engine import engine as engine_mod
+    from atomicchat.engine.draft_policy import DraftPolicy
+
+    monkeypatch.setattr(DraftPolicy, "longest_useful", lambda self, p_max=0.9: 99)
+    want = {"n": None}
+    monkeypatch.setattr(DraftPolicy, "rollback_wanted", lambda self, full: full if want["n"] is None else want["n"])
+
+    def ref(prompt):
+        with engine(qwen35_pair.target) as base:
+            return run(base, prompt, max_tokens=16)[0]
+
+    with engine(qwen35_pair.target, qwen35_pair.draft) as spec:
+        full = spec.n_rs_seq
+        assert full == spec.draft_max
+        history = [2, 7, 1, 8, 2, 8]
+        out, _, _ = run(spec, history, max_tokens=16)
+        for n_rs in (0, full):
+            history = history + out + [40 + n_rs, 41]
+            want["n"] = n_rs
+            out, fin, _ = run(spec, history, max_tokens=16)
+            assert spec.n_rs_seq == n_rs and out == ref(history)
+            assert fin.stats.n_prompt_cached == len(history) - 3  # all but the new turn (and the last reply token)
+        assert spec.n_rs_seq == full
+        history = history + out + [70, 71]  # a pinned turn drafts on the draft cache that was copied back
+        out, fin, _ = run(spec, history, max_tokens=16, draft_max=4)
+        assert out == ref(history) and fin.stats.n_drafted > 0
+        assert fin.stats.n_prompt_cached == len(history) - 3
+        monkeypatch.setattr(engine_mod, "KEEP_STATE_MAX_BYTES", 0)
+        history = history + out + [50, 51]
+        want["n"] = 0
+        out, fin, _ = run(spec, history, max_tokens=16)
+        assert spec.n_rs_seq == 0 and out == ref(history)
+        assert fin.stats.n_prompt_cached == 0  # too big to copy: read again, as a new context's caches are
