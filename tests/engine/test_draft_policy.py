@@ -369,9 +369,11 @@ def test_probe_cycles_are_priced_whole():
     draft = lambda k: 0.3e-3 + 0.02e-3 * k  # noqa: E731
     costs = dict(feed=0.1e-3, switch=2.0e-3, gap_row=0.5e-6, n_tokens=30000, reply_len=128)
     plain = 1.0 / verify(1)
-    whole = calibrated(DraftPolicy(k_max=7), verify, draft)
+    # never_decay 1: every probe at the budget, for enough cycles to price (a draft never accepted
+    # is otherwise probed ever more rarely: test_a_draft_never_accepted_is_probed_ever_more_rarely)
+    whole = calibrated(DraftPolicy(k_max=7, never_decay=1.0), verify, draft)
     rate, chosen = simulate(whole, verify, draft, itertools.repeat(0), **costs)
-    tables = calibrated(_NoCycle(k_max=7), verify, draft)
+    tables = calibrated(_NoCycle(k_max=7, never_decay=1.0), verify, draft)
     rate0, chosen0 = simulate(tables, verify, draft, itertools.repeat(0), **costs)
     assert whole.cycle.count(1) >= 5 and whole.cycle.estimate(1) > 4e-3  # two switches and more
     assert rate >= 1 / (1 + whole.explore_budget) * 0.995 * plain, (rate / plain, rate0 / plain)
@@ -502,7 +504,7 @@ def test_every_probe_comes_after_its_warm_up_though_the_plain_price_is_noisy():
             log.append((k, fed))
             super().record(k, n_accepted, draft_seconds, verify_seconds, fed)
 
-    policy = calibrated(Logged(k_max=7), verify, draft)
+    policy = calibrated(Logged(k_max=7, never_decay=1.0), verify, draft)  # every probe at the budget
     simulate(policy, verify, draft, itertools.repeat(0), n_tokens=40000, feed=0.1e-3)
     starts = [i for i in range(1, len(log)) if log[i][0] and not log[i - 1][0]]
     assert len(starts) >= 10
@@ -599,3 +601,35 @@ def test_coasting_through_a_plain_run_changes_no_decision():
                 assert policy.coasted > 1000  # most steps were coasted
         assert runs[0] == runs[1]
         assert runs[0][0].count(0) > 1000 and runs[0][3] >= 1  # a long plain run, with probes
+
+
+def test_a_draft_never_accepted_is_probed_ever_more_rarely():
+    """A mismatched pair, where not one drafted token was ever accepted: each probe that sees none
+    halves the probe budget and doubles the cap, to 8x; one accepted token ends that. On tiny-qwen35
+    (0.11 ms a plain step, ~5 ms a probe cycle with its warm-up and checkpointed rollbacks) probes at
+    the 2,048-step cap cost ~2.3% of the run."""
+    pol = DraftPolicy(k_max=7)
+    for _ in range(3):
+        pol.calibrate(0, 0.0, 0.1e-3)
+        pol.calibrate(1, 1e-3, 1e-3)
+        pol.record(0, 0, 0.2e-3, 0.1e-3, fed=True)
+    assert pol._gap(7) == pol.probe_cap  # a probe is dear next to a plain step: the cap binds
+    gaps = []
+    for probes in range(1, 6):
+        pol._probes = probes
+        gaps.append(pol._gap(7))
+    assert gaps == [2 * pol.probe_cap, 4 * pol.probe_cap] + [8 * pol.probe_cap] * 3
+    pol.profile.observe(1, 1)  # a drafted token accepted once: the usual budget and cap
+    assert pol._gap(7) == pol.probe_cap
+
+    # over a long run of a draft that never fits, on costs like those, probes cost under a third as much
+    verify = lambda n: 0.1e-3 if n == 1 else 0.5e-3 + 0.1e-3 * n  # noqa: E731
+    draft = lambda k: 0.8e-3 + 0.05e-3 * k  # noqa: E731
+    plain = 1 / verify(1)
+    share = {}
+    for decay in (1.0, 2.0):
+        rate, chosen = simulate(DraftPolicy(k_max=7, never_decay=decay), verify, draft, itertools.repeat(0),
+                                n_tokens=60000, feed=0.2e-3)
+        share[decay] = 1 - rate / plain
+        assert chosen.count(0) / len(chosen) > 0.99
+    assert share[2.0] < share[1.0] / 3 and share[2.0] < 0.008, share  # measured 3.1% -> 0.63%
