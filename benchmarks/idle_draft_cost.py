@@ -17,7 +17,8 @@ off, interleaved in a fresh seeded order per prompt:
 
 tok/s are generated tokens over generate_seconds, summed over prompts and repeats; the ratio column is
 to target-only. Every engine's contexts are made again before each repeat but the first, so each
-configuration is timed on as many memory placements as repeats (see adaptive_bench). Every configuration must produce target-only's tokens (on the CPU), or the run fails.
+configuration is timed on as many memory placements as repeats (see adaptive_bench). Every
+configuration must produce target-only's tokens (on the CPU), or the run fails.
 """
 
 from __future__ import annotations

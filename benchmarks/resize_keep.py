@@ -70,19 +70,22 @@ def main(argv: list[str] | None = None) -> int:
     cap = engine_mod.KEEP_STATE_MAX_BYTES
     for n in lengths:
         got: dict[str, list[tuple[float, int]]] = {"copied back": [], "read again": []}
-        for rep in range(a.repeats):
-            for way in sorted(got, reverse=bool(rep % 2)):
-                engine_mod.KEEP_STATE_MAX_BYTES = cap if way == "copied back" else 0
-                with Engine(cfg) as eng:
-                    if not eng.target.is_hybrid:
-                        raise SystemExit("resize_keep: the target is not hybrid: it has no snapshots to resize")
-                    got[way].append(first_token_after_resize(eng, n, rep))
-        engine_mod.KEEP_STATE_MAX_BYTES = cap
+        try:
+            for rep in range(a.repeats):
+                for way in sorted(got, reverse=bool(rep % 2)):
+                    engine_mod.KEEP_STATE_MAX_BYTES = cap if way == "copied back" else 0
+                    with Engine(cfg) as eng:
+                        if not eng.target.is_hybrid:
+                            raise SystemExit("resize_keep: the target is not hybrid: it has no snapshots to resize")
+                        got[way].append(first_token_after_resize(eng, n, rep))
+        finally:  # the engine module's cap, as it was, whatever failed
+            engine_mod.KEEP_STATE_MAX_BYTES = cap
         kept = {c for _, c in got["copied back"]}
         if min(kept) < n or any(c for _, c in got["read again"]):
             raise SystemExit(f"resize_keep: the copy did not keep the conversation (cached {sorted(kept)})")
         cells = ", ".join(f"{w} {statistics.median(s for s, _ in v) * 1e3:.1f} ms" for w, v in got.items())
         print(f"{n:>6} tokens: first token after the resize, median: {cells}")
+    print(f"load average at end {os.getloadavg()[0]:.2f}")
     return 0
 
 
