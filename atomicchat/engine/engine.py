@@ -119,6 +119,9 @@ class Engine:
         # Learned per loaded pair: verify/draft costs on this device, the draft's acceptance profile.
         self.policy: DraftPolicy | None = None
         self.policy_for_step: DraftPolicy | FixedPolicy = FixedPolicy(0)
+        # when the last step's timed work ended: what lies between it and the next step's is that
+        # step's untimed cost (DraftPolicy.overhead)
+        self._t_mark = 0.0
         self.device_sampling = False
         self.tsamp: device_sampling.DeviceSampler | None = None  # the target's on-device chain
         tinfo = inspect_target(config.target_path)
@@ -539,7 +542,10 @@ class Engine:
         draft_s = (t1 - t0) + (t3 - t2)
         stats.draft_seconds += draft_s
         stats.verify_seconds += t2 - t1
-        self.policy_for_step.record(n, n_acc, draft_s, t2 - t1)
+        policy = self.policy_for_step
+        policy.overhead(t0 - self._t_mark)
+        policy.record(n, n_acc, draft_s, t2 - t1)
+        self._t_mark = t3
         return acc, n
 
     # ------------------------------------------------------------------ generation
@@ -572,7 +578,7 @@ class Engine:
             pos = len(prompt)
             self._commit(seq, pos, plan.use_draft)
             stats.prefill_seconds = time.perf_counter() - t0
-            t_gen = time.perf_counter()
+            t_gen = self._t_mark = time.perf_counter()
             acc, n_drafted = [first], 0
             while True:
                 _count_step(stats, acc, n_drafted)
@@ -654,12 +660,15 @@ class Engine:
         t2 = time.perf_counter()
         stats.verify_seconds += t2 - t1
         if plan.use_draft and not coasting:
+            policy.overhead(t1 - self._t_mark)
             feed = policy.needs_features()  # long plain runs skip feeding the draft
             if feed:
                 self._inject(1, pos)
             t3 = time.perf_counter()
             stats.draft_seconds += t3 - t2
             policy.record(0, 0, t3 - t2, t2 - t1, fed=feed)  # the decode and the feeding apart
+            t2 = t3
+        self._t_mark = t2
         return acc, 0
 
     def _commit(self, seq: list[int], pos: int, use_draft: bool) -> None:

@@ -37,6 +37,7 @@ def simulate(
     switch: float = 0.0,
     gap_row: float = 0.0,
     starts: list[int] | None = None,
+    overhead: float = 0.0,
 ) -> tuple[float, list[int]]:
     """Tokens per second the policy reaches on the trace, and the k it chose each step.
 
@@ -46,7 +47,8 @@ def simulate(
     (limit = remaining - 1; no decision at all below 1). switch: seconds a step pays when its size
     differs from the step before (a graph switch on a GPU); gap_row: seconds per position the draft
     was not fed, paid by the next feeding (DraftSide.fill_gap). `starts` gets the index of each
-    reply's first step."""
+    reply's first step. overhead: seconds every step costs besides its draft and verify (the
+    generation loop), told to the policy as the engine does (`DraftPolicy.overhead`)."""
     tokens, seconds, chosen = 0, 0.0, []
     built = set(built or ())
     prev, unfed, in_reply = 0, 0, 0
@@ -66,6 +68,8 @@ def simulate(
         built.add(k)
         sw = switch if k != prev else 0.0
         prev = k
+        if overhead and not coasted:
+            policy.overhead(overhead)
         if coasted:
             unfed += 1
             n, dt = 1, verify(1) * f + sw
@@ -82,7 +86,7 @@ def simulate(
             unfed = 0
             policy.record(k, acc, d, v)
             n, dt = acc + 1, d + v
-        tokens, seconds, in_reply = tokens + n, seconds + dt, in_reply + n
+        tokens, seconds, in_reply = tokens + n, seconds + dt + overhead, in_reply + n
     return tokens / seconds, chosen
 
 
@@ -96,8 +100,10 @@ def geometric(p: float, cap: int, seed: int = 0) -> Iterator[int]:
         yield m
 
 
-def best_fixed(verify, draft, trace: Callable[[], Iterator[int]], k_max: int, feed: float = 0.0) -> float:
-    return max(simulate(FixedPolicy(k), verify, draft, trace(), feed=feed)[0] for k in range(0, k_max + 1))
+def best_fixed(verify, draft, trace: Callable[[], Iterator[int]], k_max: int, feed: float = 0.0,
+               overhead: float = 0.0) -> float:
+    return max(simulate(FixedPolicy(k), verify, draft, trace(), feed=feed, overhead=overhead)[0]
+               for k in range(0, k_max + 1))
 
 
 def cpu_costs(per_token: float, fixed: float):
@@ -172,6 +178,72 @@ def test_compute_bound_quant_drafts_short():
     tail = chosen[100:]
     assert sum(tail) / len(tail) <= 3
     assert rate >= 0.97 * best_fixed(verify, draft, trace, 15)
+
+
+class _Untimed(DraftPolicy):
+    """The policy as it was before it was told what a step costs outside its draft and verify."""
+
+    def overhead(self, seconds: float) -> None:
+        pass
+
+
+@pytest.mark.parametrize("policy_cls, floor, ceiling", [(DraftPolicy, 0.97, 9.0), (_Untimed, 0.0, 0.96)],
+                         ids=["told", "untold"])
+def test_what_every_step_costs_besides_its_decodes_counts_for_the_draft(policy_cls, floor, ceiling):
+    """A step's untimed part (the generation loop, detokenizing, handing tokens on: ~30 us of a
+    0.9 ms plain step on the demo pair) is paid once per step, so a draft step spreads it over all
+    the tokens it yields. Near a tie, leaving it out kept the policy plain where drafting paid
+    (demo F16 code on a Xeon: 89% plain steps, 0.90x of length 3). Here plain steps run at 1/1.25
+    ms and length 2 at ~2.24 tokens per 2.5 ms, but without the step's 0.3 ms plain looks ahead."""
+    verify = lambda n: 0.55e-3 + 0.4e-3 * n  # noqa: E731
+    draft = lambda k: 0.15e-3 + 0.15e-3 * k  # noqa: E731
+    trace = lambda: geometric(0.72, 7, seed=3)  # noqa: E731
+    rate, chosen = simulate(policy_cls(k_max=7), verify, draft, trace(), overhead=0.3e-3)
+    best = best_fixed(verify, draft, trace, 7, overhead=0.3e-3)
+    plain = simulate(FixedPolicy(0), verify, draft, trace(), overhead=0.3e-3)[0]
+    assert best >= 1.1 * plain  # drafting pays once the step's own cost is counted
+    assert floor * best <= rate <= ceiling * best, (rate / best, chosen[-20:])
+
+
+def _drafting(policy: DraftPolicy, k: int, verify, draft, steps: int = 40) -> None:
+    """Drive a policy through a drafting run of length k, every draft accepted whole."""
+    for _ in range(steps):
+        got = policy.choose(k)
+        policy.record(got, got, draft(got), verify(got + 1))
+
+
+def test_a_drafting_run_ends_only_on_a_verdict_that_holds():
+    """One noisy price that makes a plain step look best does not end a drafting run (a wrong turn to
+    plain lasted a whole probe gap: demo F16 on a Xeon, 0.87x of length 3 in the same engine, 0.95x
+    with this); `leave_after` + 1 verdicts in a row do, and when the draft was still close to paying,
+    the next probe comes at the close-call pace."""
+    verify = lambda n: 0.2e-3 + 0.8e-3 * n  # noqa: E731  (compute-bound: drafting pays ~9% at best)
+    draft = lambda k: 0.1e-3 * k  # noqa: E731
+    policy = calibrated(DraftPolicy(k_max=4, explore_every=10**6), verify, draft)
+    _drafting(policy, 4, verify, draft)
+    assert policy.best(4) > 0 and policy._in_run
+    plain = policy.rate(0)
+    policy.profile.observe(4, 0)  # a few drafts rejected outright: plain looks best now
+    policy.profile.observe(4, 0)
+    policy.profile.observe(4, 0)
+    assert policy.best(4) == 0 and (policy.rate(policy._best_draft(4)) or 0) >= DraftPolicy.close_call * plain
+    chosen = [policy.choose(4) for _ in range(DraftPolicy.leave_after + 1)]
+    assert all(chosen[: DraftPolicy.leave_after]) and chosen[-1] == 0, chosen
+    assert not policy._in_run and policy._close  # close: the probe gap follows the close-call budget
+    # a single verdict for plain, then a run again: the votes start over
+    policy = calibrated(DraftPolicy(k_max=4, explore_every=10**6), verify, draft)
+    _drafting(policy, 4, verify, draft)
+    for _ in range(3 * DraftPolicy.leave_after):
+        policy.profile.observe(4, 0)
+        policy.profile.observe(4, 0)
+        policy.profile.observe(4, 0)
+        assert policy.best(4) == 0 and policy.choose(4) > 0
+        for _ in range(100):  # accepted again: drafting looks best again
+            policy.profile.observe(4, 4)
+            if policy.best(4):
+                break
+        assert policy.choose(4) > 0
+    assert policy._in_run
 
 
 def test_content_change_from_code_to_a_poor_fit_is_followed():
@@ -433,8 +505,9 @@ def test_a_noisy_burst_does_not_leave_a_paying_draft_plain():
     mean = {c: sum(r) / len(r) for c, r in ratios.items()}
     assert min(ratios[DraftPolicy.close_call]) >= 0.95 and mean[DraftPolicy.close_call] >= 0.97, ratios
     # the rule's worth is in the bad draws: without it the worst of the six fell to 0.92 (0.94 since
-    # probes that saw drafts accepted go on, `optimism`: mean 0.990 with the rule, 0.972 without)
-    assert mean[DraftPolicy.close_call] > mean[10.0] + 0.01, ratios
+    # probes that saw drafts accepted go on, `optimism`: mean 0.990 with the rule, 0.972 without;
+    # 0.983 and 0.974 since a drafting run ends only after `leave_after` more votes for plain)
+    assert mean[DraftPolicy.close_call] > mean[10.0] + 0.005, ratios
     assert min(ratios[DraftPolicy.close_call]) > min(ratios[10.0]) + 0.03, ratios
 
 
@@ -457,7 +530,7 @@ def test_a_draft_that_pays_in_a_run_is_taken_up_again_though_an_isolated_probe_d
     policy = calibrated(DraftPolicy(k_max=7), verify, draft)
     rate, chosen = simulate(policy, verify, draft, trace(), n_tokens=4000, switch=switch)
     fixed = simulate(FixedPolicy(7), verify, draft, trace(), n_tokens=4000, switch=switch)[0]
-    assert chosen[200:450].count(0) > 200  # plain where nothing fits
+    assert chosen[200:450].count(0) >= 195  # plain where nothing fits (after `leave_after` steps)
     late = chosen[800:]
     assert sum(1 for k in late if k) / len(late) > 0.9
     assert rate >= 0.97 * fixed

@@ -160,6 +160,9 @@ class _Schedule:
     def needs_features(self) -> bool:
         return self.feed
 
+    def overhead(self, seconds: float) -> None:
+        pass
+
     def record(self, k: int, n_accepted: int, draft_seconds: float, verify_seconds: float, fed: bool = True) -> None:
         pass
 
@@ -306,3 +309,26 @@ def test_a_snapshot_resize_keeps_the_conversation(qwen35_pair, monkeypatch):
         out, fin, _ = run(spec, history, max_tokens=16)
         assert spec.n_rs_seq == 0 and out == ref(history)
         assert fin.stats.n_prompt_cached == 0  # too big to copy: read again, as a new context's caches are
+
+
+def test_the_policy_is_told_what_each_step_costs_outside_its_decodes(llama_pair):
+    """The time between one step's timed work and the next one's (here a consumer that takes 3 ms
+    over every step it is handed) reaches the adaptive policy as the step's untimed cost, and
+    the reply is still the target's own."""
+    import time
+
+    from atomicchat.engine import GenParams, Step
+
+    prompt = [7, 100, 42, 9]
+    with engine(llama_pair.target) as base:
+        ref, _, _ = run(base, prompt, max_tokens=24)
+    with engine(llama_pair.target, llama_pair.draft) as spec:
+        pol = spec.policy
+        got = []
+        for ev in spec.generate(prompt, GenParams(max_tokens=24)):
+            if isinstance(ev, Step):
+                got += ev.tokens
+                time.sleep(0.003)
+        assert got == ref
+        assert pol.step.count(1) >= 5
+        assert 0.003 <= pol.step.estimate(1) < 1.0
