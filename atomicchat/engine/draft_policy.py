@@ -161,6 +161,7 @@ class DraftPolicy:
     never_most: float = 8.0
     probe_steps: int = 2  # draft steps of one length a probe makes: the first pays the graph switch
     leave_after: int = 3  # draft steps in a row that plain must look best for before a drafting run ends
+    run_paid: int = 32  # decisions a drafting run must last for its end to count as drafting having paid
     rollback_evidence: int = 2  # draft steps, none of it accepted, before a hybrid target drops its snapshots
     optimism: float = 1.0  # a probe goes on while a draft could pay at acceptance this many standard errors up
     probe_most: int = 12  # draft steps a probe makes at the most when it goes on
@@ -198,6 +199,7 @@ class DraftPolicy:
     _last_k: int = -1  # the size of the step recorded last (-1: none yet)
     _in_run: bool = False  # the last decision drafted because drafting looked best (not a probe or sweep)
     _leave_votes: int = 0  # decisions in a row, in such a run, where a plain step looked best
+    _run_len: int = 0  # decisions the drafting run under way has made
 
     def __post_init__(self) -> None:
         self.profile = AcceptanceProfile(self.k_max)
@@ -296,7 +298,9 @@ class DraftPolicy:
             return 0
         self._plain_run = 0
         self._probe_gap = self.probe_first
-        self._in_run = True
+        if not self._in_run:
+            self._in_run, self._run_len = True, 0
+        self._run_len += 1
         if self._decisions % self.explore_every == 0 and k < limit:
             # One longer, for the odds of the position past k: drafts of k already show those of
             # 1..k, so a shorter draft or a plain step would teach nothing (their prices come from
@@ -318,7 +322,10 @@ class DraftPolicy:
         self._in_run = False
         plain, draft = self.rate(0) or 0.0, self.rate(self._best_draft(self.k_max)) or 0.0
         self._close = draft >= self.close_call * plain
-        self._close_fails = 0
+        if self._run_len >= self.run_paid:  # a run that held: drafting paid, close calls start over
+            self._close_fails = 0
+        else:  # a short run counts as a close call that did not pay (SmolLM2: 0.95x with runs left out)
+            self._close_fails = self._close_fails + 1 if self._close else 0
 
     def coast(self, limit: int) -> bool:
         """Whether the step now is one deep in a plain run with nothing to decide, feed or price,
@@ -540,8 +547,7 @@ class DraftPolicy:
                     self._probe_gap = min(self._probe_gap * 2, self.probe_max)
                 else:
                     self._probe_gap = self.probe_first
-            else:
-                self._close_fails = 0
+            # A probe that pays starts a run: whether drafting paid is judged when it ends (`_leave_run`).
             self._probing = False
 
     def _go_on(self) -> bool:

@@ -205,11 +205,20 @@ def test_what_every_step_costs_besides_its_decodes_counts_for_the_draft(policy_c
     assert floor * best <= rate <= ceiling * best, (rate / best, chosen[-20:])
 
 
-def _drafting(policy: DraftPolicy, k: int, verify, draft, steps: int = 40) -> None:
+def _drafting(policy: DraftPolicy, k: int, verify, draft, steps: int = 80) -> None:
     """Drive a policy through a drafting run of length k, every draft accepted whole."""
     for _ in range(steps):
         got = policy.choose(k)
         policy.record(got, got, draft(got), verify(got + 1))
+
+
+def _rejected_until_plain_looks_best(policy: DraftPolicy) -> None:
+    """Drafts rejected outright, one after another, until a plain step looks best."""
+    for _ in range(50):
+        policy.profile.observe(4, 0)
+        if policy.best(4) == 0:
+            return
+    raise AssertionError("plain never looked best")
 
 
 def test_a_drafting_run_ends_only_on_a_verdict_that_holds():
@@ -223,21 +232,26 @@ def test_a_drafting_run_ends_only_on_a_verdict_that_holds():
     _drafting(policy, 4, verify, draft)
     assert policy.best(4) > 0 and policy._in_run
     plain = policy.rate(0)
-    policy.profile.observe(4, 0)  # a few drafts rejected outright: plain looks best now
-    policy.profile.observe(4, 0)
-    policy.profile.observe(4, 0)
+    _rejected_until_plain_looks_best(policy)
     assert policy.best(4) == 0 and (policy.rate(policy._best_draft(4)) or 0) >= DraftPolicy.close_call * plain
     chosen = [policy.choose(4) for _ in range(DraftPolicy.leave_after + 1)]
     assert all(chosen[: DraftPolicy.leave_after]) and chosen[-1] == 0, chosen
     assert not policy._in_run and policy._close  # close: the probe gap follows the close-call budget
+    assert policy._run_len >= DraftPolicy.run_paid and policy._close_fails == 0  # the run held: start over
+    for _ in range(100):  # accepted again: a short run, which then ends the same way
+        policy.profile.observe(4, 4)
+        if policy.best(4):
+            break
+    assert policy.choose(4) > 0 and policy._in_run
+    _rejected_until_plain_looks_best(policy)
+    assert [policy.choose(4) for _ in range(DraftPolicy.leave_after + 1)][-1] == 0
+    assert policy._close_fails == 1  # a short run counts as a close call that did not pay
     # a single verdict for plain, then a run again: the votes start over
     policy = calibrated(DraftPolicy(k_max=4, explore_every=10**6), verify, draft)
     _drafting(policy, 4, verify, draft)
     for _ in range(3 * DraftPolicy.leave_after):
-        policy.profile.observe(4, 0)
-        policy.profile.observe(4, 0)
-        policy.profile.observe(4, 0)
-        assert policy.best(4) == 0 and policy.choose(4) > 0
+        _rejected_until_plain_looks_best(policy)
+        assert policy.choose(4) > 0
         for _ in range(100):  # accepted again: drafting looks best again
             policy.profile.observe(4, 4)
             if policy.best(4):
