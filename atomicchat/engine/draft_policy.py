@@ -22,6 +22,7 @@ replay from recorded traces. Output never depends on the choice: every k is veri
 from __future__ import annotations
 
 import bisect
+import statistics
 from dataclasses import dataclass, field
 
 
@@ -49,9 +50,7 @@ class CostTable:
         xs.append(seconds)
         if len(xs) > self.keep:
             del xs[0]
-        ys = sorted(xs)  # the median, without statistics.median's checks (called every few steps)
-        h = len(ys) // 2
-        self.values[n] = ys[h] if len(ys) % 2 else (ys[h - 1] + ys[h]) / 2
+        self.values[n] = statistics.median(xs)
         self.version += 1
 
     def count(self, n: int) -> int:
@@ -199,7 +198,7 @@ class DraftPolicy:
     _last_k: int = -1  # the size of the step recorded last (-1: none yet)
     _in_run: bool = False  # the last decision drafted because drafting looked best (not a probe or sweep)
     _leave_votes: int = 0  # decisions in a row, in such a run, where a plain step looked best
-    _run_len: int = 0  # decisions the drafting run under way has made
+    _run_len: int = 0  # decisions the drafting run under way (or the last one) has made
 
     def __post_init__(self) -> None:
         self.profile = AcceptanceProfile(self.k_max)
@@ -208,15 +207,17 @@ class DraftPolicy:
     # ------------------------------------------------------------------ model
     def rate(self, k: int, p: list[float] | None = None) -> float | None:
         """Expected tokens per second of a step that drafts k (None: a cost is still unknown)."""
-        v = self.verify.estimate(k + 1)
         if k == 0:  # staying plain means not feeding the draft: the cheaper step, once measured
-            if self.bare.count(1) >= 3:
-                v = self.bare.estimate(1)
+            v = self.bare.estimate(1) if self.bare.count(1) >= 3 else self.verify.estimate(1)
             return 1.0 / (v + self._step_cost()) if v else None
-        d = self.draft.estimate(k)
+        return self._draft_rate(k, self.profile.expected_tokens(k, p))
+
+    def _draft_rate(self, k: int, tokens: float) -> float | None:
+        """Tokens per second of a step that drafts k and yields `tokens` (None: a cost is unknown)."""
+        v, d = self.verify.estimate(k + 1), self.draft.estimate(k)
         if v is None or d is None:
             return None
-        return self.profile.expected_tokens(k, p) / (v + d + self._step_cost())
+        return tokens / (v + d + self._step_cost())
 
     def _step_cost(self) -> float:
         """What a step costs besides its draft and verify (0 until measured)."""
@@ -425,8 +426,8 @@ class DraftPolicy:
     def _hopeless(self, k: int) -> bool:
         """Whether drafting k loses to a plain step even if every drafted token were accepted (its
         costs known, e.g. from the load-time calibration): no acceptance could make it pay."""
-        v, d, plain = self.verify.estimate(k + 1), self.draft.estimate(k), self.rate(0)
-        return v is not None and d is not None and plain is not None and (k + 1) / (v + d + self._step_cost()) < plain
+        full, plain = self._draft_rate(k, k + 1), self.rate(0)
+        return full is not None and plain is not None and full < plain
 
     def sweep_sizes(self) -> list[int]:
         """The sizes the sweep prices, in order: 1, a plain step (0), then doubling lengths to k_max."""
@@ -461,7 +462,7 @@ class DraftPolicy:
             if k not in self.draft.values or k + 1 not in self.verify.values:
                 return self.k_max
             best_case = (1 - p_max ** (k + 1)) / (1 - p_max)  # expected tokens, each accepted at p_max
-            if best_case / (self.verify.values[k + 1] + self.draft.values[k] + self._step_cost()) >= plain:
+            if (self._draft_rate(k, best_case) or 0.0) >= plain:
                 useful = sizes[i + 1] - 1 if i + 1 < len(sizes) else k
         return useful
 
