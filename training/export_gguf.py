@@ -164,6 +164,20 @@ def load_gguf_weights(model: torch.nn.Module, path: Path, names: dict[str, str],
         raise ValueError(f"{path}: missing tensors {sorted(set(names) - seen)[:5]}")
 
 
+def head_token_ids(paths: list[Path]) -> np.ndarray:
+    """Sorted target ids for a reduced head: the tokens of each distill.npz, and the `d2t` of each draft
+    GGUF (a previous round's head, so a new round's data does not drop tokens the draft had)."""
+    parts = []
+    for p in paths:
+        if p.suffix == ".gguf":
+            t = {t.name: t for t in gguf.GGUFReader(str(p)).tensors}.get("d2t")
+            assert t is not None, f"{p} has no reduced head (d2t)"
+            parts.append(np.asarray(t.data, np.int64))
+        else:
+            parts.append(np.load(p)["tokens"].astype(np.int64))
+    return np.unique(np.concatenate(parts))
+
+
 def load_target_gguf(path: Path, embd_only: bool = False):
     """A `Target` mirror of a llama-arch GGUF (config from its metadata, weights dequantized from any
     type gguf.quants knows: Q4_1, Q8_0, F16, ...). embd_only: just (config, token_embd [V, E] fp32),
@@ -246,8 +260,9 @@ def main() -> None:
                     help="copy the tokenizer of this target GGUF into the draft (real targets, e.g. SmolLM2)")
     ap.add_argument("--draft-name", default="AtomicChat demo DFlash draft")
     ap.add_argument("--license", default=None, help="general.license of the draft")
-    ap.add_argument("--head-tokens", type=Path, default=None,
-                    help="distill.npz: ship a reduced output head over its tokens (with --tokenizer-from-gguf)")
+    ap.add_argument("--head-tokens", type=Path, nargs="+", default=None,
+                    help="distill.npz files and/or earlier draft GGUFs: ship a reduced output head over their "
+                         "tokens (with --tokenizer-from-gguf)")
     a = ap.parse_args()
     if a.tokenizer_from_gguf:
         assert not a.target_ckpt, "--tokenizer-from-gguf exports a draft only"
@@ -255,7 +270,7 @@ def main() -> None:
         extra = {"general.license": a.license} if a.license else None
         head = None
         if a.head_tokens:  # the tokens of the distillation data: the labels the head was trained on
-            ids = np.unique(np.load(a.head_tokens)["tokens"]).astype(np.int64)
+            ids = head_token_ids(a.head_tokens)
             _c, embd, _n = load_target_gguf(a.tokenizer_from_gguf, embd_only=True)
             head = (ids, embd.numpy()[ids])
             print(f"reduced head: {len(ids)} of {embd.shape[0]} tokens")

@@ -148,22 +148,100 @@ PROSE_EXTRA = [
     "Give me advice on how to stay motivated.",
 ]
 
+# added for the third distillation round: requests that name the function or class and its
+# arguments, the way people often ask (none is one of benchmarks/smol_bench.py's prompts)
+NAMED_FUNCS = [
+    ("reverse_words(sentence)", "returns the sentence with its words in reverse order"),
+    ("is_palindrome(s)", "returns True when s reads the same backwards, ignoring case"),
+    ("count_vowels(text)", "returns how many vowels the text contains"),
+    ("factorial(n)", "returns n! computed with a loop"),
+    ("fibonacci(n)", "returns a list of the first n Fibonacci numbers"),
+    ("flatten(nested)", "flattens a list of lists into one list"),
+    ("chunk(items, size)", "splits a list into lists of at most size items"),
+    ("average(numbers)", "returns the mean of a list, or 0 for an empty list"),
+    ("max_of_three(a, b, c)", "returns the largest of three numbers without using max"),
+    ("celsius_to_fahrenheit(c)", "converts a temperature in Celsius to Fahrenheit"),
+    ("is_prime(n)", "returns True when n is a prime number"),
+    ("gcd(a, b)", "returns the greatest common divisor of a and b"),
+    ("count_words(text)", "returns the number of words in a string"),
+    ("unique(items)", "returns the items without duplicates, keeping their order"),
+    ("merge_dicts(a, b)", "returns a new dict with the keys of both, b winning on conflicts"),
+    ("char_frequency(s)", "returns a dict mapping each character to how often it appears"),
+    ("second_largest(numbers)", "returns the second largest number of a list"),
+    ("to_binary(n)", "returns the binary representation of a non-negative integer as a string"),
+    ("clamp(x, low, high)", "limits x to the range from low to high"),
+    ("is_leap_year(year)", "returns True for leap years"),
+    ("capitalize_words(text)", "capitalizes the first letter of every word"),
+    ("list_to_string(items)", "joins a list of strings with commas"),
+    ("find_index(items, value)", "returns the index of value in items, or -1"),
+    ("product(numbers)", "returns the product of a list of numbers"),
+    ("filter_positive(numbers)", "returns only the positive numbers of a list"),
+    ("squares(n)", "returns a list of the squares of the numbers from 1 to n"),
+    ("longest_word(sentence)", "returns the longest word of a sentence"),
+    ("digits_sum(n)", "returns the sum of the digits of n"),
+    ("is_anagram(a, b)", "returns True when a and b are anagrams"),
+    ("remove_punctuation(text)", "removes punctuation from a string"),
+    ("count_lines(path)", "returns the number of lines in a text file"),
+    ("read_json(path)", "loads and returns the contents of a JSON file"),
+    ("rotate(items, k)", "rotates a list k positions to the right"),
+    ("is_sorted(items)", "returns True when the list is in ascending order"),
+    ("title_case(text)", "converts a string to title case"),
+    ("multiply_table(n)", "prints the multiplication table of n up to 10"),
+    ("safe_divide(a, b)", "divides a by b and returns None when b is zero"),
+    ("count_even(numbers)", "counts the even numbers in a list"),
+    ("initials(name)", "returns the initials of a full name"),
+    ("dedupe_sorted(items)", "removes duplicates from a sorted list in one pass"),
+]
+NAMED_CLASSES = [
+    ("Stack", "push, pop and peek"), ("Queue", "enqueue, dequeue and is_empty"),
+    ("Rectangle", "area and perimeter"), ("Circle", "area and circumference"),
+    ("Temperature", "to_celsius and to_fahrenheit"), ("TodoList", "add, remove and list_items"),
+    ("Timer", "start, stop and elapsed"), ("Student", "add_grade and average"),
+    ("Inventory", "add_item, remove_item and total"), ("ShoppingCart", "add, remove and total_price"),
+    ("Library", "add_book, find_book and list_books"), ("Vector", "add, dot and length"),
+    ("Matrix", "transpose and multiply"), ("Person", "greet and birthday"),
+    ("Playlist", "add_song, remove_song and shuffle"), ("Account", "deposit, withdraw and balance"),
+]
+NAMED_TEMPLATES = [
+    "Write a {lang} function `{sig}` that {what}.",
+    "Write a {lang} function called `{sig}` that {what}.",
+    "Implement `{sig}` in {lang}: it {what}.",
+    "In {lang}, write `{sig}`, which {what}. Add a short docstring.",
+]
+CLASS_TEMPLATES = [
+    "Implement a {lang} class `{name}` with methods {methods}.",
+    "Write a {lang} class `{name}` that has {methods} methods.",
+    "Create a simple {lang} class called `{name}` with {methods}.",
+]
+NAMED_LANGS = ["Python", "Python", "Python", "JavaScript", "TypeScript"]
+
+
+def _templated_code() -> list[str]:
+    return [t.format(lang=l, task=k) for t, l, k in itertools.product(CODE_TEMPLATES, LANGS, CODE_TASKS)]
+
 
 def _kinds():
-    code = [t.format(lang=l, task=k) for t, l, k in itertools.product(CODE_TEMPLATES, LANGS, CODE_TASKS)]
+    code = _templated_code()
     lists = [t.format(topic=p) for t, p in itertools.product(LIST_TEMPLATES, TOPICS)]
     prose = [t.format(topic=p) for t, p in itertools.product(PROSE_TEMPLATES, TOPICS)]
-    return {"code": code + CODE_EXTRA, "lists": lists + JSON_EXTRA, "prose": prose + PROSE_EXTRA}
+    named = [t.format(lang=l, sig=f, what=w) for t, l, (f, w) in
+             itertools.product(NAMED_TEMPLATES, sorted(set(NAMED_LANGS)), NAMED_FUNCS)]
+    named += [t.format(lang=l, name=n, methods=m) for t, l, (n, m) in
+              itertools.product(CLASS_TEMPLATES, sorted(set(NAMED_LANGS)), NAMED_CLASSES)]
+    return {"code": code + CODE_EXTRA + named, "lists": lists + JSON_EXTRA, "prose": prose + PROSE_EXTRA}
 
 
 def prompts(n: int, seed: int = 0, share=(0.45, 0.30, 0.25)) -> list[tuple[str, str]]:
-    """n (kind, prompt) pairs: code / lists / prose in the given shares, drawn without replacement."""
+    """n (kind, prompt) pairs: code / lists / prose in the given shares, drawn without replacement; the
+    hand-written extras and the named-function requests come before the templated rest."""
     rng = random.Random(seed)
     out = []
-    for (kind, pool), sh in zip(_kinds().items(), share):
+    k = _kinds()
+    first = set(CODE_EXTRA + JSON_EXTRA + PROSE_EXTRA) | (set(k["code"]) - set(_templated_code()))
+    for (kind, pool), sh in zip(k.items(), share):
         pool = list(pool)
         rng.shuffle(pool)
-        extra = [p for p in pool if p in CODE_EXTRA + JSON_EXTRA + PROSE_EXTRA]
+        extra = [p for p in pool if p in first]
         rest = [p for p in pool if p not in extra]
         take = (extra + rest)[: max(1, round(n * sh))]
         out += [(kind, p) for p in take]

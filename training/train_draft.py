@@ -25,7 +25,7 @@ import torch
 import torch.nn.functional as F
 
 from data import MASK
-from export_gguf import draft_names, load_ckpt, load_gguf_weights, load_target_gguf
+from export_gguf import draft_names, head_token_ids, load_ckpt, load_gguf_weights, load_target_gguf
 from model import Draft, DraftConfig
 
 
@@ -136,6 +136,9 @@ def main() -> None:
                     help="precondition fc with 1/RMS of each feature dim (folded into fc at export)")
     ap.add_argument("--init-gguf", type=Path,
                     help="start from this draft GGUF's weights (a previous round; same shape) instead of random")
+    ap.add_argument("--keep-best", action="store_true",
+                    help="also save the checkpoint with the best held-out tau so far to draft.best.pt (a data set "
+                         "small enough to overfit: the last checkpoint need not be the best)")
     ap.add_argument("--head-neg", type=int, default=-1,
                     help=">= 0: train the head on the data's own tokens plus this many random others per "
                          "step (a sampled softmax); -1: the full vocabulary")
@@ -166,7 +169,9 @@ def main() -> None:
         draft.feat_scale.copy_(feature_scale(train))
         print(f"feature scale: 1/RMS in [{float(draft.feat_scale.min()):.2e}, {float(draft.feat_scale.max()):.2e}]",
               flush=True)
-    data_ids = torch.from_numpy(np.unique(train.tokens).astype(np.int64)) if a.head_neg >= 0 else None
+    data_ids = None
+    if a.head_neg >= 0:  # the data's tokens, and an earlier round's head tokens (--init-gguf) too
+        data_ids = torch.from_numpy(head_token_ids([a.work / "distill.npz"] + ([a.init_gguf] if a.init_gguf else [])))
     if data_ids is not None:
         print(f"head: {len(data_ids)} data tokens + {a.head_neg} random per step, of {embd.shape[0]}", flush=True)
     if a.init_gguf:  # a previous round's draft: its fc has the old feature scale folded in
@@ -209,9 +214,11 @@ def main() -> None:
         draft.train()
         return float(np.mean(ls)), float(np.mean(taus)), np.mean(pp, axis=0)
 
-    def save():
+    def save(path: Path = ck_path):
         torch.save({"draft_cfg": cfg.to_dict(), "model": draft.state_dict(), "opt": opt.state_dict(),
-                    "step": step, "seconds": spent}, ck_path)
+                    "step": step, "seconds": spent}, path)
+
+    best_tau = -1.0
 
     budget = a.minutes * 60
     t_last = time.time()
@@ -247,6 +254,10 @@ def main() -> None:
                   f"tau {vt:.2f} pos-acc {np.round(pp, 2).tolist()}", flush=True)
             losses = []
             save()
+            if a.keep_best and vt > best_tau:
+                best_tau = vt
+                save(a.work / "draft.best.pt")
+                print(f"best so far: tau {vt:.2f} at step {step}", flush=True)
     save()
     vl, vt, pp = evaluate()
     print(f"done: step {step}, {spent / 60:.1f} min, val {vl:.3f} tau {vt:.2f} pos-acc {np.round(pp, 2).tolist()}")
