@@ -164,18 +164,18 @@ def load_gguf_weights(model: torch.nn.Module, path: Path, names: dict[str, str],
         raise ValueError(f"{path}: missing tensors {sorted(set(names) - seen)[:5]}")
 
 
+def draft_head_ids(path: Path) -> np.ndarray:
+    """The target ids of a reduced-head draft GGUF's output rows (its `d2t`)."""
+    t = {t.name: t for t in gguf.GGUFReader(str(path)).tensors}.get("d2t")
+    assert t is not None, f"{path} has no reduced head (d2t)"
+    return np.asarray(t.data, np.int64)
+
+
 def head_token_ids(paths: list[Path]) -> np.ndarray:
     """Sorted target ids for a reduced head: the tokens of each distill.npz, and the `d2t` of each draft
     GGUF (a previous round's head, so a new round's data does not drop tokens the draft had)."""
-    parts = []
-    for p in paths:
-        if p.suffix == ".gguf":
-            t = {t.name: t for t in gguf.GGUFReader(str(p)).tensors}.get("d2t")
-            assert t is not None, f"{p} has no reduced head (d2t)"
-            parts.append(np.asarray(t.data, np.int64))
-        else:
-            parts.append(np.load(p)["tokens"].astype(np.int64))
-    return np.unique(np.concatenate(parts))
+    return np.unique(np.concatenate([draft_head_ids(p) if p.suffix == ".gguf" else np.load(p)["tokens"].astype(np.int64)
+                                     for p in paths]))
 
 
 def load_target_gguf(path: Path, embd_only: bool = False):

@@ -213,22 +213,22 @@ CLASS_TEMPLATES = [
     "Write a {lang} class `{name}` that has {methods} methods.",
     "Create a simple {lang} class called `{name}` with {methods}.",
 ]
-NAMED_LANGS = ["Python", "Python", "Python", "JavaScript", "TypeScript"]
+NAMED_LANGS = ["JavaScript", "Python", "TypeScript"]
 
 
-def _templated_code() -> list[str]:
-    return [t.format(lang=l, task=k) for t, l, k in itertools.product(CODE_TEMPLATES, LANGS, CODE_TASKS)]
+def _named_code() -> list[str]:
+    """The requests that name a function or class (round 3)."""
+    named = [t.format(lang=l, sig=f, what=w) for t, l, (f, w) in
+             itertools.product(NAMED_TEMPLATES, NAMED_LANGS, NAMED_FUNCS)]
+    return named + [t.format(lang=l, name=n, methods=m) for t, l, (n, m) in
+                    itertools.product(CLASS_TEMPLATES, NAMED_LANGS, NAMED_CLASSES)]
 
 
 def _kinds():
-    code = _templated_code()
+    code = [t.format(lang=l, task=k) for t, l, k in itertools.product(CODE_TEMPLATES, LANGS, CODE_TASKS)]
     lists = [t.format(topic=p) for t, p in itertools.product(LIST_TEMPLATES, TOPICS)]
     prose = [t.format(topic=p) for t, p in itertools.product(PROSE_TEMPLATES, TOPICS)]
-    named = [t.format(lang=l, sig=f, what=w) for t, l, (f, w) in
-             itertools.product(NAMED_TEMPLATES, sorted(set(NAMED_LANGS)), NAMED_FUNCS)]
-    named += [t.format(lang=l, name=n, methods=m) for t, l, (n, m) in
-              itertools.product(CLASS_TEMPLATES, sorted(set(NAMED_LANGS)), NAMED_CLASSES)]
-    return {"code": code + CODE_EXTRA + named, "lists": lists + JSON_EXTRA, "prose": prose + PROSE_EXTRA}
+    return {"code": code + CODE_EXTRA + _named_code(), "lists": lists + JSON_EXTRA, "prose": prose + PROSE_EXTRA}
 
 
 def prompts(n: int, seed: int = 0, share=(0.45, 0.30, 0.25)) -> list[tuple[str, str]]:
@@ -236,9 +236,8 @@ def prompts(n: int, seed: int = 0, share=(0.45, 0.30, 0.25)) -> list[tuple[str, 
     hand-written extras and the named-function requests come before the templated rest."""
     rng = random.Random(seed)
     out = []
-    k = _kinds()
-    first = set(CODE_EXTRA + JSON_EXTRA + PROSE_EXTRA) | (set(k["code"]) - set(_templated_code()))
-    for (kind, pool), sh in zip(k.items(), share):
+    first = set(CODE_EXTRA + JSON_EXTRA + PROSE_EXTRA + _named_code())
+    for (kind, pool), sh in zip(_kinds().items(), share):
         pool = list(pool)
         rng.shuffle(pool)
         extra = [p for p in pool if p in first]

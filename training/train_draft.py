@@ -25,7 +25,7 @@ import torch
 import torch.nn.functional as F
 
 from data import MASK
-from export_gguf import draft_names, head_token_ids, load_ckpt, load_gguf_weights, load_target_gguf
+from export_gguf import draft_head_ids, draft_names, load_ckpt, load_gguf_weights, load_target_gguf
 from model import Draft, DraftConfig
 
 
@@ -170,8 +170,9 @@ def main() -> None:
         print(f"feature scale: 1/RMS in [{float(draft.feat_scale.min()):.2e}, {float(draft.feat_scale.max()):.2e}]",
               flush=True)
     data_ids = None
-    if a.head_neg >= 0:  # the data's tokens, and an earlier round's head tokens (--init-gguf) too
-        data_ids = torch.from_numpy(head_token_ids([a.work / "distill.npz"] + ([a.init_gguf] if a.init_gguf else [])))
+    if a.head_neg >= 0:  # the data's tokens (already in memory), and an earlier round's head (--init-gguf) too
+        held = [train.tokens.astype(np.int64)] + ([draft_head_ids(a.init_gguf)] if a.init_gguf else [])
+        data_ids = torch.from_numpy(np.unique(np.concatenate(held)))
     if data_ids is not None:
         print(f"head: {len(data_ids)} data tokens + {a.head_neg} random per step, of {embd.shape[0]}", flush=True)
     if a.init_gguf:  # a previous round's draft: its fc has the old feature scale folded in

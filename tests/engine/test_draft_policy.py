@@ -221,6 +221,15 @@ def _rejected_until_plain_looks_best(policy: DraftPolicy) -> None:
     raise AssertionError("plain never looked best")
 
 
+def _accepted_until_drafting_looks_best(policy: DraftPolicy) -> None:
+    """Drafts accepted whole, one after another, until drafting looks best again."""
+    for _ in range(100):
+        policy.profile.observe(4, 4)
+        if policy.best(4):
+            return
+    raise AssertionError("drafting never looked best again")
+
+
 def test_a_drafting_run_ends_only_on_a_verdict_that_holds():
     """One noisy price that makes a plain step look best does not end a drafting run (a wrong turn to
     plain lasted a whole probe gap: demo F16 on a Xeon, 0.87x of length 3 in the same engine, 0.95x
@@ -238,10 +247,7 @@ def test_a_drafting_run_ends_only_on_a_verdict_that_holds():
     assert all(chosen[: DraftPolicy.leave_after]) and chosen[-1] == 0, chosen
     assert not policy._in_run and policy._close  # close: the probe gap follows the close-call budget
     assert policy._run_len >= DraftPolicy.run_paid and policy._close_fails == 0  # the run held: start over
-    for _ in range(100):  # accepted again: a short run, which then ends the same way
-        policy.profile.observe(4, 4)
-        if policy.best(4):
-            break
+    _accepted_until_drafting_looks_best(policy)  # accepted again: a short run, which then ends the same way
     assert policy.choose(4) > 0 and policy._in_run
     _rejected_until_plain_looks_best(policy)
     assert [policy.choose(4) for _ in range(DraftPolicy.leave_after + 1)][-1] == 0
@@ -252,10 +258,7 @@ def test_a_drafting_run_ends_only_on_a_verdict_that_holds():
     for _ in range(3 * DraftPolicy.leave_after):
         _rejected_until_plain_looks_best(policy)
         assert policy.choose(4) > 0
-        for _ in range(100):  # accepted again: drafting looks best again
-            policy.profile.observe(4, 4)
-            if policy.best(4):
-                break
+        _accepted_until_drafting_looks_best(policy)
         assert policy.choose(4) > 0
     assert policy._in_run
 
