@@ -63,3 +63,42 @@ class DecodeCounters(DraftRates):
 
 
 COUNTER_NAMES: tuple[str, ...] = tuple(f.name for f in fields(DecodeCounters))
+
+
+@dataclass(frozen=True)
+class TargetSpeed:
+    """Target-only decode speed on this machine as a function of context length.
+
+    A token costs more deep in a chat than just after a short prompt (attention reads the whole
+    cache). Measured on SmolLM2-135M Q4_1 at 2 threads: 9.3 ms a token at ~70 context positions,
+    12.6 ms at ~260. Against the short baseline alone, a DFlash reply that ran as fast as the target
+    alone read "slower: 0.86x". So the baseline is measured at two context lengths and a reply is
+    compared with the target-only speed over its own positions: a token at position d costs
+    `1 / tokens_per_second + slope * (d - depth)` seconds (linear; the cost of attention is)."""
+
+    tokens_per_second: float  # measured after a short prompt
+    depth: float  # the mean context position of that measurement
+    slope: float = 0.0  # seconds per token added by each further context position (0: not measured)
+    far_depth: float = 0.0  # the mean context position of the deep measurement (0: none was made)
+
+    def tokens_per_second_at(self, depth: float) -> float:
+        base = 1.0 / self.tokens_per_second
+        # never below half the measured cost: a slope fitted on noisy runs must not extrapolate to ~0
+        return 1.0 / max(base + self.slope * (depth - self.depth), 0.5 * base)
+
+    def for_reply(self, n_prompt: int, n_generated: int) -> float:
+        """Target-only tok/s over the positions a reply of n_generated tokens after n_prompt used."""
+        return self.tokens_per_second_at(n_prompt + max(n_generated - 1, 0) / 2)
+
+    @classmethod
+    def fit(cls, near: DraftRates, n_near: int, far: DraftRates | None = None, n_far: int = 0) -> TargetSpeed:
+        """From a run after a short prompt of n_near tokens and, if one was made, a run after a long
+        prompt of n_far tokens (each with n_generated and generate_seconds)."""
+        d0 = n_near + max(near.n_generated - 1, 0) / 2
+        if far is None or not far.has_rate or not near.has_rate:
+            return cls(near.tokens_per_second, d0)
+        d1 = n_far + max(far.n_generated - 1, 0) / 2
+        if d1 <= d0:
+            return cls(near.tokens_per_second, d0)
+        slope = max(0.0, (1.0 / far.tokens_per_second - 1.0 / near.tokens_per_second) / (d1 - d0))
+        return cls(near.tokens_per_second, d0, slope, d1)

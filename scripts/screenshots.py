@@ -56,6 +56,17 @@ def _figures(bar) -> str:  # noqa: ANN001 - the stats bar under a reply, as the 
     return " · ".join(p for p in parts if p) + ("" if bar.speedup.text() else " (no speedup figure)")
 
 
+def _baseline(speed, stats) -> str:  # noqa: ANN001 - TargetSpeed | None, the reply's ReplyStats
+    if speed is None:
+        return "none measured"
+    out = f"{speed.tokens_per_second:.1f} tok/s at ~{speed.depth:.0f} context positions"
+    if speed.far_depth:
+        out += f", {speed.tokens_per_second_at(speed.far_depth):.1f} tok/s at ~{speed.far_depth:.0f}"
+    first, n = stats.n_prompt, stats.n_generated
+    return out + (f"; for the reply's positions {first}-{first + max(n - 1, 0)}: "
+                  f"{speed.for_reply(first, n):.1f} tok/s")
+
+
 def _cpu() -> str:
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -153,6 +164,7 @@ def _run(out: Path, platform_note: str) -> int:
         grab(window, "chat-wide.png")
         reply = window.view.widgets()[-1]
         facts["reply"] = _figures(reply.stats_bar)
+        facts["baseline"] = _baseline(window.session.baseline_for(window.session.model_key), reply.stats)
         window.resize(600, 820)
         grab(window, "chat-narrow.png")
         window.resize(1280, 820)
@@ -220,6 +232,7 @@ def _run(out: Path, platform_note: str) -> int:
         f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}\n"
         f"- Model: {facts['model']}; DFlash draft: {facts['draft']}; device: {facts['device']}\n"
         f"- Prompt: \"{PROMPT}\"; reply figures on screen: {facts['reply']}\n"
+        f"- Target-only baseline (measured by the app after load, window idle): {facts['baseline']}\n"
         + (f"- `dflash-demo.png`: the same prompt on the 9M DFlash demo toy pair (demo-target.F32.gguf + "
            f"demo-dflash.F16.gguf), only to show DFlash drafting; its text is not meaningful. Figures: "
            f"{facts['demo']}\n" if "demo" in facts else "")

@@ -92,8 +92,23 @@ def _v3_versions(conn: sqlite3.Connection) -> None:
     )
 
 
+def _v4_baseline_depth(conn: sqlite3.Connection) -> None:
+    # The target-only speed as a function of context length (atomicchat.stats.TargetSpeed): rows
+    # measured before keep NULL here, which the app reads as "measure again".
+    _run(
+        conn,
+        """
+        ALTER TABLE baselines ADD COLUMN depth REAL;
+        ALTER TABLE baselines ADD COLUMN slope REAL NOT NULL DEFAULT 0;
+        ALTER TABLE baselines ADD COLUMN far_depth REAL NOT NULL DEFAULT 0
+        """,
+    )
+
+
 # MIGRATIONS[i] upgrades a file at version i to version i + 1. Append only; never edit a shipped one.
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_v1_initial, _v2_baselines, _v3_versions]
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
+    _v1_initial, _v2_baselines, _v3_versions, _v4_baseline_depth,
+]
 
 
 def default_db_path() -> Path:

@@ -59,3 +59,19 @@ def test_default_path_follows_atomicchat_home(tmp_path, monkeypatch):
     db = Database()
     assert db.path.is_relative_to(tmp_path)
     assert db.path.exists()
+
+
+def test_a_baseline_measured_before_depths_is_kept_but_marked(tmp_path):
+    from atomicchat.stats import TargetSpeed
+    from atomicchat.store import open_store
+
+    path = tmp_path / "v3.sqlite3"
+    old = Database(path, migrations=MIGRATIONS[:3])  # one speed per model, no context length
+    old.conn.execute("INSERT INTO baselines (key, tokens_per_second, device, measured_at) VALUES ('k', 90.0, 'CPU', 0)")
+    old.close()
+    store = open_store(path)
+    b = store.baselines.get("k")
+    assert b.tokens_per_second == 90.0 and b.depth is None  # the app measures it again (ChatSession.baseline_for)
+    store.baselines.put("k", TargetSpeed(100.0, 70.0, 1e-5, 1000.0), "CPU")
+    assert store.baselines.get("k").speed == TargetSpeed(100.0, 70.0, 1e-5, 1000.0)
+    store.close()

@@ -52,11 +52,11 @@ def test_migration_carries_existing_chats_over(tmp_path):
         )
     old.close()
     store = open_store(path)
-    assert store.db.schema_version == len(MIGRATIONS) == 3
+    assert store.db.schema_version == len(MIGRATIONS) == 4
     assert _texts(store, 1) == ["hello", "hi there"] and store.chats.versions(1, 1) == (0, 1)
     store.chats.set_aside_from(1, 1)
     store.chats.add_message(1, "assistant", "hello again")
     assert store.chats.versions(1, 1) == (1, 2)
     store.close()
     with sqlite3.connect(path) as raw:
-        assert raw.execute("PRAGMA user_version").fetchone()[0] == 3
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == 4

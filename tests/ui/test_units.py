@@ -6,12 +6,18 @@ from pathlib import Path
 
 from atomicchat.engine.errors import ModelLoadError
 from atomicchat.engine.types import EngineConfig
+from atomicchat.stats import TargetSpeed
 from atomicchat.store.records import ReplyStats
 from atomicchat.ui.chat.stats_format import format_stats, speedup
 from atomicchat.ui.engine.host import EngineHost
 from atomicchat.ui.engine.worker_types import GenRequest
 from tests.ui.conftest import WAIT_MS
 from tests.ui.fake_engine import Script, factory
+
+
+def flat(tps: float) -> TargetSpeed:
+    """A baseline measured at one context length only (no slope)."""
+    return TargetSpeed(tps, 0.0)
 
 
 def test_speedup_uses_the_measured_baseline_when_there_is_one():
@@ -26,18 +32,18 @@ def test_speedup_uses_the_measured_baseline_when_there_is_one():
         verify_seconds=0.8,
         used_draft=True,
     )
-    assert speedup(s, baseline_tps=40.0) == 2.5
+    assert speedup(s, flat(40.0)) == 2.5
     assert speedup(s, None) is None  # never a guess: no figure until this machine measured the baseline
     t = format_stats(s, None)
     assert t.acceptance == "acceptance 50% (75/150)" and t.tau == "τ 4.00" and t.speedup == ""
-    assert format_stats(s, 40.0).speedup == "2.50× vs target-only (40 tok/s, measured)"
-    slow = format_stats(s, 250.0)
+    assert format_stats(s, flat(40.0)).speedup == "2.50× vs target-only (40 tok/s, measured)"
+    slow = format_stats(s, flat(250.0))
     assert slow.slower and slow.speedup == "slower than target-only: 0.40× (250 tok/s, measured)"
-    assert not format_stats(s, 40.0).slower
-    level = format_stats(s, s.tokens_per_second * 1.001)  # rounds to 1.00×: never "slower: 1.00×"
+    assert not format_stats(s, flat(40.0)).slower
+    level = format_stats(s, flat(s.tokens_per_second * 1.001))  # rounds to 1.00×: never "slower: 1.00×"
     assert level.slower and level.speedup.startswith("no faster than target-only: 1.00× (")
     assert format_stats(ReplyStats(n_generated=5, generate_seconds=0.5), None).mode == "target only"
-    assert speedup(ReplyStats(used_draft=False, n_generated=9), 10.0) is None
+    assert speedup(ReplyStats(used_draft=False, n_generated=9), flat(10.0)) is None
 
 
 def test_worker_survives_a_failed_load_and_serves_the_next(qtbot, qapp):
@@ -83,7 +89,7 @@ def test_cancel_before_the_worker_starts_is_honoured(qtbot):
 
 def test_rates_need_a_span_otherwise_counts() -> None:
     one = ReplyStats(n_generated=1, generate_seconds=0.0000272, used_draft=True, n_steps=1)
-    t = format_stats(one, 30.0)
+    t = format_stats(one, flat(30.0))
     assert t.speed == "1 token" and t.speedup == ""  # not "36697.2 tok/s"
     assert format_stats(ReplyStats(n_generated=3, generate_seconds=0.5), None).speed == "3 tokens"
     assert format_stats(ReplyStats(n_generated=40, generate_seconds=2.0), None).speed == "20.0 tok/s"
@@ -101,3 +107,18 @@ def test_drafting_text_reports_what_the_adaptive_length_did():
     none = ReplyStats(n_generated=9, n_steps=9, used_draft=True)
     assert drafting_text(none) == "no drafts · 100% plain steps"
     assert drafting_text(ReplyStats(n_generated=1, n_steps=1, used_draft=True)) == ""
+
+
+def test_speedup_compares_with_the_target_alone_at_the_replys_own_context_positions():
+    from atomicchat.ui.chat.stats_format import stats_tooltip
+
+    # the target alone: 100 tok/s ~70 positions in, 50 tok/s ~1,000 in (the cache read grows)
+    base = TargetSpeed(100.0, 70.0, slope=0.01 / 930, far_depth=1000.0)
+    deep = ReplyStats(n_prompt=901, n_generated=200, generate_seconds=200 / 55.0, used_draft=True,
+                      n_steps=150, n_drafted=100, n_accepted=50, n_draft_steps=50)
+    # positions 901..1100: the target alone runs at 1/(0.01 + 0.01 * 930.5/930) ~ 50 tok/s there
+    assert format_stats(deep, base).speedup == "1.10× vs target-only (50 tok/s, measured)"
+    assert format_stats(deep, flat(100.0)).speedup.startswith("slower than target-only: 0.55×")  # the old bias
+    tip = stats_tooltip(deep, base)
+    assert "context positions (901-1100): 50.0 tok/s" in tip
+    assert "100.0 tok/s after a short prompt and 50.0 tok/s 1000 tokens into a chat" in tip

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
+from atomicchat.stats import TargetSpeed
 from atomicchat.store import Store, baseline_key
 from atomicchat.store.conversations import DEFAULT_TITLE
 from atomicchat.store.records import DONE, ERROR, INTERRUPTED, STOPPED, STREAMING, Message, ReplyStats
@@ -76,6 +77,8 @@ class ChatSession(QObject):
         self.conversation_id: int | None = None
         self._active: _Active | None = None
         self._baseline_req: int | None = None
+        self._baseline_auto = False
+        self._baseline_yielded: int | None = None  # an automatic baseline stopped for a reply
         self._baseline_wanted = False
         self.recommended = None  # atomicchat.models.sampling_defaults.Sampling of the loaded model
         self._baseline_timer = QTimer(self)  # one owner, stopped at shutdown (the store closes after)
@@ -116,11 +119,13 @@ class ChatSession(QObject):
             self._baseline_wanted = True  # measured once, when idle: the speedup figure needs it
             self._baseline_timer.start()
 
-    def baseline_for(self, key: str) -> float | None:
+    def baseline_for(self, key: str) -> TargetSpeed | None:
+        """The measured target-only speed for this model, or None (also for a baseline measured by an
+        older version at one context length only, which is then measured again)."""
         if not key:
             return None
         b = self.store.baselines.get(key)
-        return b.tokens_per_second if b else None
+        return b.speed if b is not None and b.depth is not None else None
 
     @property
     def busy(self) -> bool:
@@ -276,6 +281,7 @@ class ChatSession(QObject):
 
     def _start_reply(self, regenerate: bool = False) -> None:
         assert self.conversation_id is not None and self.model is not None
+        self._yield_baseline()
         cfg = self._settings()
         samp = self.sampling(regenerate)
         info = self.model.info
@@ -343,7 +349,21 @@ class ChatSession(QObject):
                 "The reply stopped because the context window is full. Start a new chat or raise the context size in Settings.",
             )
 
+    def _yield_baseline(self) -> None:
+        """A reply sent while the automatic baseline runs goes first: the baseline (a few seconds on a
+        slow machine) is stopped and measured again once the reply is done. One the user asked for
+        is left to finish."""
+        if self._baseline_req is None or not self._baseline_auto:
+            return
+        self.host.cancel(self._baseline_req)
+        self._baseline_yielded, self._baseline_req = self._baseline_req, None
+        self._baseline_wanted = True
+        self.measuring_changed.emit(False)
+
     def _on_failed(self, failure: WorkerFailure) -> None:
+        if failure.kind == "baseline" and failure.req_id == self._baseline_yielded:
+            self._baseline_yielded = None  # stopped for a reply, on purpose: nothing to report
+            return
         if failure.kind in ("baseline", "crash") and failure.req_id == self._baseline_req:
             self._baseline_req = None
             self.measuring_changed.emit(False)
@@ -409,20 +429,26 @@ class ChatSession(QObject):
         self.measuring_changed.emit(True)
         if not auto:
             self.notice.emit(
-                "info", "Measuring the target-only speed of this model (a short generation without the draft)…"
+                "info", "Measuring the target-only speed of this model (two short generations without the draft)…"
             )
 
     def _on_baseline(self, result: BaselineResult) -> None:
-        if result.req_id != self._baseline_req:
+        if result.req_id == self._baseline_yielded:  # it finished before the stop reached it: kept
+            self._baseline_yielded, self._baseline_wanted = None, False
+        elif result.req_id != self._baseline_req:
             return
         self._baseline_req = None
-        self.store.baselines.put(self.model_key, result.tokens_per_second, result.device)
+        self.store.baselines.put(self.model_key, result.speed or result.tokens_per_second, result.device)
         self.measuring_changed.emit(False)
         self.view.refresh_baselines()
-        if not getattr(self, "_baseline_auto", False):
+        if not self._baseline_auto:
+            sp = result.speed
+            deep = (f", {sp.tokens_per_second_at(sp.far_depth):.1f} tok/s {sp.far_depth:.0f} tokens into a chat"
+                    if sp is not None and sp.far_depth else "")
             self.notice.emit(
                 "info",
-                f"Target-only baseline: {result.tokens_per_second:.1f} tok/s on {result.device}. Speedups now use it.",
+                f"Target-only baseline: {result.tokens_per_second:.1f} tok/s after a short prompt{deep}, on "
+                f"{result.device}. Speedups now use it.",
             )
 
     def save_interrupted(self) -> None:

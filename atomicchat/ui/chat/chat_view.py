@@ -10,6 +10,7 @@ from collections.abc import Callable
 from PySide6.QtCore import QCoreApplication, QEvent, Qt, Signal
 from PySide6.QtWidgets import QLabel, QScrollArea, QStackedWidget, QVBoxLayout, QWidget
 
+from atomicchat.stats import TargetSpeed
 from atomicchat.store.records import Message
 from atomicchat.ui.chat.message_widget import MessageWidget
 
@@ -49,7 +50,7 @@ class ChatView(QStackedWidget):
 
         self._widgets: list[MessageWidget] = []
         self._stick = True
-        self._baseline_for: Callable[[str], float | None] = lambda key: None
+        self._baseline_for: Callable[[str], TargetSpeed | None] = lambda key: None
         self._colour = False
         bar = self.scroll.verticalScrollBar()
         bar.valueChanged.connect(self._on_scrolled)
@@ -62,7 +63,7 @@ class ChatView(QStackedWidget):
             f'<p style="font-size:18pt; color:#374151;">{title}</p><p style="color:#6b7280;">{detail}</p>'
         )
 
-    def configure(self, baseline_for: Callable[[str], float | None], colour_drafts: bool) -> None:
+    def configure(self, baseline_for: Callable[[str], TargetSpeed | None], colour_drafts: bool) -> None:
         self._baseline_for = baseline_for
         self._colour = colour_drafts
 

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from atomicchat.stats import TargetSpeed
 from atomicchat.store.records import ERROR, INTERRUPTED, STOPPED, STREAMING, Message, ReplyStats
 from atomicchat.ui.chat.markdown_view import MarkdownView
 from atomicchat.ui.chat.stats_bar import StatsBar
@@ -48,7 +49,7 @@ class MessageWidget(QFrame):
     def __init__(
         self,
         message: Message,
-        baseline_for: Callable[[str], float | None] = lambda key: None,
+        baseline_for: Callable[[str], TargetSpeed | None] = lambda key: None,
         colour_drafts: bool = False,
         parent: QWidget | None = None,
     ) -> None:

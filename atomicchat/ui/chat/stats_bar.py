@@ -9,6 +9,7 @@ from __future__ import annotations
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QLabel, QSizePolicy, QToolButton, QWidget
 
+from atomicchat.stats import TargetSpeed
 from atomicchat.store.records import ReplyStats
 from atomicchat.ui.common.flow_layout import FlowLayout
 from atomicchat.ui.chat.stats_format import format_stats, stats_tooltip
@@ -54,21 +55,21 @@ class StatsBar(QWidget):
         self.setSizePolicy(policy)
         self.stats = ReplyStats()
 
-    def set_stats(self, stats: ReplyStats, baseline_tps: float | None, draft_max: int | None = None) -> None:
+    def set_stats(self, stats: ReplyStats, baseline: TargetSpeed | None, draft_max: int | None = None) -> None:
         self.stats = stats
-        t = format_stats(stats, baseline_tps)
+        t = format_stats(stats, baseline)
         self.mode.setText(t.mode)
         self.speed.setText(t.speed)
         shown = ((self.acceptance, t.acceptance), (self.tau, t.tau), (self.drafting, t.drafting), (self.speedup, t.speedup))
         for label, text in shown:
             label.setText(text)
             label.setVisible(bool(text))
-        self.measure.setVisible(stats.used_draft and not baseline_tps)
+        self.measure.setVisible(stats.used_draft and baseline is None)
         self.dflash_off.setVisible(t.slower)
         self.chart.setVisible(stats.used_draft)
         if stats.used_draft:
             self.chart.set_values(stats.step_accepted, draft_max)
-        self.setToolTip(stats_tooltip(stats, baseline_tps))
+        self.setToolTip(stats_tooltip(stats, baseline))
 
     def set_measuring(self, busy: bool) -> None:
         self.measure.setEnabled(not busy)

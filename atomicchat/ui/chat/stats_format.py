@@ -1,23 +1,33 @@
 """Numbers for the acceptance/speedup indicator, kept free of Qt so they are easy to test.
 
 Speedup is reply tokens/s over the measured target-only tokens/s of the same model on the same
-machine; the baseline is measured automatically once per model after it loads. No speedup is
-shown before that (a guess would be wrong on a CPU, where a wide verify costs more than one token),
-and no rate is shown for a span too short to measure (atomicchat.stats.MIN_RATE_*).
+machine at the context positions the reply used (atomicchat.stats.TargetSpeed: measured once per
+model after it loads, after a short and a long prompt). No speedup is shown before that (a guess
+would be wrong on a CPU, where a wide verify costs more than one token), and no rate is shown for a
+span too short to measure (atomicchat.stats.MIN_RATE_*).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from atomicchat.stats import TargetSpeed
 from atomicchat.store.records import ReplyStats
 
 
-def speedup(stats: ReplyStats, baseline_tps: float | None) -> float | None:
-    """Measured speedup of a DFlash reply over target-only on this machine, or None."""
-    if not stats.used_draft or not stats.has_rate or not baseline_tps or baseline_tps <= 0:
+def baseline_tps(stats: ReplyStats, baseline: TargetSpeed | None) -> float | None:
+    """Target-only tok/s on this machine over the context positions this reply used, or None."""
+    if baseline is None or baseline.tokens_per_second <= 0:
         return None
-    return stats.tokens_per_second / baseline_tps
+    return baseline.for_reply(stats.n_prompt, stats.n_generated)
+
+
+def speedup(stats: ReplyStats, baseline: TargetSpeed | None) -> float | None:
+    """Measured speedup of a DFlash reply over target-only on this machine, or None."""
+    base = baseline_tps(stats, baseline)
+    if not stats.used_draft or not stats.has_rate or not base:
+        return None
+    return stats.tokens_per_second / base
 
 
 @dataclass(frozen=True)
@@ -47,7 +57,7 @@ def _count(n: int) -> str:
     return f"{n} token{'s' if n != 1 else ''}"
 
 
-def format_stats(stats: ReplyStats, baseline_tps: float | None) -> StatsText:
+def format_stats(stats: ReplyStats, baseline: TargetSpeed | None) -> StatsText:
     speed = f"{stats.tokens_per_second:.1f} tok/s" if stats.has_rate else _count(stats.n_generated)
     if not stats.used_draft:
         return StatsText(speed, "", "", "", "target only")
@@ -58,10 +68,11 @@ def format_stats(stats: ReplyStats, baseline_tps: float | None) -> StatsText:
     )
     tau = f"τ {stats.tau:.2f}"
     d = drafting_text(stats)
-    s = speedup(stats, baseline_tps)
-    if s is None:
+    s = speedup(stats, baseline)
+    b = baseline_tps(stats, baseline)
+    if s is None or b is None:
         return StatsText(speed, acc, tau, "", "DFlash", drafting=d)
-    base = f"{baseline_tps:.0f} tok/s" if baseline_tps and baseline_tps >= 10 else f"{baseline_tps:.1f} tok/s"
+    base = f"{b:.0f} tok/s" if b >= 10 else f"{b:.1f} tok/s"
     if s < 0.995:
         return StatsText(speed, acc, tau, f"slower than target-only: {s:.2f}× ({base}, measured)", "DFlash", True, d)
     if s < 1.005:  # "slower: 1.00×" read as a contradiction; no gain still earns the offer to turn it off
@@ -69,7 +80,7 @@ def format_stats(stats: ReplyStats, baseline_tps: float | None) -> StatsText:
     return StatsText(speed, acc, tau, f"{s:.2f}× vs target-only ({base}, measured)", "DFlash", drafting=d)
 
 
-def stats_tooltip(stats: ReplyStats, baseline_tps: float | None) -> str:
+def stats_tooltip(stats: ReplyStats, baseline: TargetSpeed | None) -> str:
     lines = [
         f"Generated {stats.n_generated} tokens in {stats.generate_seconds:.2f} s "
         f"(prompt {stats.n_prompt} tokens, {stats.n_prompt_cached} reused, prefill {stats.prefill_seconds:.2f} s)."
@@ -85,11 +96,22 @@ def stats_tooltip(stats: ReplyStats, baseline_tps: float | None) -> str:
                 f"Draft length: chosen each step from the measured cost of drafting and verifying on this "
                 f"machine and how often drafts were accepted ({d}); a plain step drafts nothing."
             )
-        if baseline_tps:
-            lines.append(f"Speedup against the measured target-only speed of {baseline_tps:.1f} tok/s on this machine.")
+        b = baseline_tps(stats, baseline)
+        if baseline is not None and b:
+            lines.append(_baseline_line(stats, baseline, b))
         else:
             lines.append("The speedup appears once the target-only speed on this machine is measured (done once, "
                          "automatically, after the model loads).")
     if stats.device:
         lines.append(f"Device: {stats.device}.")
     return "\n".join(lines)
+
+
+def _baseline_line(stats: ReplyStats, baseline: TargetSpeed, b: float) -> str:
+    first, last = stats.n_prompt, stats.n_prompt + max(stats.n_generated - 1, 0)
+    measured = f"{baseline.tokens_per_second:.1f} tok/s after a short prompt"
+    if baseline.far_depth:
+        far = baseline.tokens_per_second_at(baseline.far_depth)
+        measured += f" and {far:.1f} tok/s {baseline.far_depth:.0f} tokens into a chat"
+    return (f"Speedup against the target alone on this machine at this reply's context positions ({first}-{last}): "
+            f"{b:.1f} tok/s (measured: {measured}).")

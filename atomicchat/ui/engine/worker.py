@@ -20,8 +20,8 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
+from atomicchat.engine import target_speed
 from atomicchat.engine.errors import DraftMismatchError, EngineError, MissingSymbolError, UnsupportedDraftError
-from atomicchat.engine.requests import gen_params
 from atomicchat.engine.types import EngineConfig, Finished
 from atomicchat.stats import COUNTER_NAMES
 from atomicchat.store.records import ReplyStats
@@ -38,8 +38,7 @@ from atomicchat.ui.engine.worker_types import (
 log = logging.getLogger(__name__)
 
 EngineFactory = Callable[[EngineConfig, Callable[[str, float], None]], Any]  # (config, progress) -> Engine
-BASELINE_PROMPT = "Write one short paragraph about the sea."
-BASELINE_TOKENS = 64
+BASELINE_TOKENS = target_speed.NEAR_TOKENS
 CHUNK_INTERVAL_S = 0.016  # batch steps into at most ~60 signals per second
 
 
@@ -199,24 +198,13 @@ class EngineWorker(QObject):
 
     @Slot(int, int)
     def measure_baseline(self, req_id: int, max_tokens: int = BASELINE_TOKENS) -> None:
-        """Target-only speed on a fixed prompt: the denominator of the speedup figure."""
+        """Target-only speed after a short and a long prompt: the denominator of the speedup figure."""
         try:
             if self._engine is None:
                 raise EngineError("Load a model before measuring its baseline speed.")
             eng = self._engine
-            tokens = eng.chat_prompt([{"role": "user", "content": BASELINE_PROMPT}], enable_thinking=False)
-            params = gen_params(max_tokens=max_tokens, temperature=0.0, use_draft=False)
-            final = None
-            for ev in eng.generate(tokens, params, should_stop=lambda: self._is_cancelled(req_id)):
-                if isinstance(ev, Finished):
-                    final = ev
-            if final is None or final.reason == "cancelled" or final.stats.n_generated < 4:
-                raise EngineError("The baseline measurement was stopped or produced too few tokens; try again.")
-            self.baseline.emit(
-                BaselineResult(
-                    req_id, float(final.stats.tokens_per_second), int(final.stats.n_generated), str(eng.info.device)
-                )
-            )
+            speed = target_speed.measure(eng, lambda: self._is_cancelled(req_id), max_tokens)
+            self.baseline.emit(BaselineResult(req_id, speed.tokens_per_second, max_tokens, str(eng.info.device), speed))
         except BaseException as exc:  # noqa: BLE001
             # a sentence for the log; the traceback only for what no sentence was written for
             log.warning("baseline failed: %s", exc, exc_info=not isinstance(exc, EngineError))

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from atomicchat.engine.types import EngineConfig, GenParams
+from atomicchat.stats import TargetSpeed
 from atomicchat.store.records import ReplyStats
 
 
@@ -49,9 +50,10 @@ class GenResult:
 @dataclass(frozen=True)
 class BaselineResult:
     req_id: int
-    tokens_per_second: float
+    tokens_per_second: float  # after the short prompt
     n_generated: int
     device: str
+    speed: TargetSpeed | None = None  # by context length (None: the short run only)
 
 
 @dataclass(frozen=True)

@@ -175,14 +175,44 @@ def test_baseline_is_measured_automatically_once_then_speedup_is_measured(make_w
     assert key.endswith("|" + w.ready.info.draft_name)  # per model, device, offload and draft
     qtbot.waitUntil(lambda: w.store.baselines.get(key) is not None, timeout=WAIT_MS)  # nobody clicked
     measured = w.store.baselines.get(key).tokens_per_second
+    speed = w.session.baseline_for(key)
+    assert speed.far_depth > speed.depth  # measured after a short and after a long prompt
     send(qtbot, w, "hi")
     bar = last_widget(w).stats_bar
     qtbot.waitUntil(lambda: "target-only" in bar.speedup.text(), timeout=WAIT_MS)
-    assert f"({measured:.0f} tok/s, measured)" in bar.speedup.text() and not bar.measure.isVisible()
+    st = last_widget(w).stats
+    assert f"({speed.for_reply(st.n_prompt, st.n_generated):.0f} tok/s, measured)" in bar.speedup.text()
+    assert not bar.measure.isVisible()
     w.load_model(w.choice)  # same model again: the cached baseline is used, nothing is re-measured
     qtbot.waitUntil(lambda: w.ready is not None and w.session.model_key == key, timeout=WAIT_MS)
     qtbot.wait(2 * 1500)
     assert w.session._baseline_req is None and w.store.baselines.get(key).tokens_per_second == measured
+
+
+def test_a_message_sent_while_the_automatic_baseline_runs_goes_first(make_window, qtbot, tmp_path):
+    t, d = _model(tmp_path)
+    w = make_window(t, d, Script(texts=["some reply text " * 5], step_delay=0.05))  # ~1.4 s a run
+    key = w.session.model_key
+    notices = []
+    w.session.notice.connect(lambda kind, text: notices.append((kind, text)))
+    qtbot.waitUntil(lambda: w.session._baseline_req is not None, timeout=WAIT_MS)
+    send(qtbot, w, "hi", wait=False)
+    assert w.session._baseline_req is None and w.store.baselines.get(key) is None  # stopped for the reply
+    qtbot.waitUntil(lambda: not w.session.busy, timeout=WAIT_MS)
+    assert last_widget(w).stats.n_generated > 0
+    qtbot.waitUntil(lambda: w.store.baselines.get(key) is not None, timeout=4 * WAIT_MS)  # measured after it
+    assert not [n for n in notices if n[0] == "error"], notices
+
+
+def test_old_single_length_baselines_are_measured_again(make_window, qtbot, tmp_path):
+    t, d = _model(tmp_path)
+    w = make_window(t, d, Script(texts=["some reply text " * 5], step_delay=0.002))
+    key = w.session.model_key
+    qtbot.waitUntil(lambda: w.store.baselines.get(key) is not None, timeout=WAIT_MS)
+    w.store.db.conn.execute("UPDATE baselines SET depth = NULL")  # as the schema migration leaves old rows
+    assert w.session.baseline_for(key) is None  # no speedup from it: it would misjudge long replies
+    w.load_model(w.choice)
+    qtbot.waitUntil(lambda: w.store.baselines.get(key).depth is not None, timeout=4 * WAIT_MS)
 
 
 def test_dflash_slower_than_target_offers_to_turn_it_off_for_this_model(make_window, qtbot, tmp_path):

