@@ -164,7 +164,6 @@ class DraftPolicy:
     rollback_evidence: int = 2  # draft steps, none of it accepted, before a hybrid target drops its snapshots
     optimism: float = 1.0  # a probe goes on while a draft could pay at acceptance this many standard errors up
     probe_most: int = 12  # draft steps a probe makes at the most when it goes on
-    go_on_reach: int | None = 1  # lengths past the best draft by point estimate that going on may try
     bare_every: int = 4  # unfed plain steps per one whose cost is sampled
     verify: CostTable = field(default_factory=CostTable)  # by tokens decoded: k + 1 (1 = plain step)
     bare: CostTable = field(default_factory=CostTable)  # plain steps that skip feeding the draft
@@ -561,19 +560,13 @@ class DraftPolicy:
         drafted token accepted goes on, at the length that would pay most at acceptance
         `optimism` standard errors up, while that length could beat a plain step, for at most
         `probe_most` steps in all. A probe that saw nothing accepted stops: a draft that stopped
-        fitting would otherwise be carried by its past acceptance. Going on reaches at most
-        `go_on_reach` lengths past the best draft by point estimate: the least-tried long lengths
-        have the widest errors, so the optimistic pick was mostly length 7, the dearest step on a
-        compute-bound CPU (SmolLM2 Q4_1, 2 threads, the app's first reply to its first-run prompt,
-        256 tokens, fresh engines: 0.82-0.87x of target-only over six, 0.86-0.97x with the reach of
-        one; demo F32 on the simulated burst: worst of six seeds 0.970, was 0.969)."""
+        fitting would otherwise be carried by its past acceptance."""
         if self.optimism <= 0 or self._probe_made >= self.probe_most or self.best(self.k_max) != 0:
             return False
         if not self._probe_acc:  # nothing accepted: no reason to hope (nor stale history to lean on)
             return False
         p = self.profile.upper(self.optimism)
-        reach = self.k_max if self.go_on_reach is None else self._best_draft(self.k_max) + self.go_on_reach
-        k = self._best_draft(min(self.k_max, reach), p)
+        k = self._best_draft(self.k_max, p)
         if (self.rate(k, p) or 0.0) <= (self.rate(0) or 0.0):
             return False
         self._probe_k = k

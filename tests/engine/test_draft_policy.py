@@ -523,11 +523,9 @@ def test_a_noisy_burst_does_not_leave_a_paying_draft_plain():
     assert min(ratios[DraftPolicy.close_call]) >= 0.95 and mean[DraftPolicy.close_call] >= 0.97, ratios
     # the rule's worth is in the bad draws: without it the worst of the six fell to 0.92 (0.94 since
     # probes that saw drafts accepted go on, `optimism`: mean 0.990 with the rule, 0.972 without;
-    # 0.983 and 0.974 since a drafting run ends only after `leave_after` more votes for plain; since
-    # going on reaches one length past the best by point estimate, `go_on_reach`: worst 0.970 with the
-    # rule, 0.941 without, means 0.988 and 0.972)
+    # 0.983 and 0.974 since a drafting run ends only after `leave_after` more votes for plain)
     assert mean[DraftPolicy.close_call] > mean[10.0] + 0.005, ratios
-    assert min(ratios[DraftPolicy.close_call]) > min(ratios[10.0]) + 0.025, ratios
+    assert min(ratios[DraftPolicy.close_call]) > min(ratios[10.0]) + 0.03, ratios
 
 
 @pytest.mark.parametrize("switch", [1e-3, 4e-3])
@@ -642,28 +640,6 @@ def test_a_probe_goes_on_only_after_an_accepted_draft():
     assert hopeful._probes == 0  # no verdict yet
     hopeless = probed(0)
     assert not hopeless._probing and hopeless._probes == 1 and hopeless.choose(7) == 0
-
-
-def test_going_on_reaches_one_length_past_the_best_draft_only():
-    """The least-tried long lengths have the widest errors, so an unbounded optimistic pick lands on
-    k_max, the dearest step where verifies are compute-bound. Going on tries one length past the
-    best draft by point estimate (which the runs then extend one at a time)."""
-
-    def went_on(reach: int | None) -> DraftPolicy:
-        pol = calibrated(DraftPolicy(k_max=7, go_on_reach=reach), *_demo_f32_epyc()[1:3])
-        pol._sweep = []
-        pol.profile.observe(4, 0)
-        pol.profile.observe(4, 0)
-        pol._probing, pol._probe_k, pol._probe_left = True, 4, 1
-        pol.record(4, 0, 2.5e-3, 6.2e-3)
-        pol._probe_left -= 1
-        pol.record(4, 4, 2.5e-3, 6.2e-3)  # a whole draft accepted: the probe goes on
-        assert pol._probing and pol._probe_left > 0
-        return pol
-
-    bounded = went_on(DraftPolicy.go_on_reach)
-    assert bounded.choose(7) == bounded._best_draft(7) + 1 == 4
-    assert went_on(None).choose(7) == 7  # unbounded: the longest, on the least evidence
 
 
 def test_close_calls_that_keep_failing_cost_less_and_less():
