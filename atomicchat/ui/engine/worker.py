@@ -204,7 +204,7 @@ class EngineWorker(QObject):
                 raise EngineError("Load a model before measuring its baseline speed.")
             eng = self._engine
             speed = target_speed.measure(eng, lambda: self._is_cancelled(req_id), max_tokens)
-            self.baseline.emit(BaselineResult(req_id, speed.tokens_per_second, max_tokens, str(eng.info.device), speed))
+            self.baseline.emit(BaselineResult(req_id, speed.tokens_per_second, str(eng.info.device), speed))
         except BaseException as exc:  # noqa: BLE001
             # a sentence for the log; the traceback only for what no sentence was written for
             log.warning("baseline failed: %s", exc, exc_info=not isinstance(exc, EngineError))

@@ -51,7 +51,6 @@ class GenResult:
 class BaselineResult:
     req_id: int
     tokens_per_second: float  # after the short prompt
-    n_generated: int
     device: str
     speed: TargetSpeed | None = None  # by context length (None: the short run only)
 
