@@ -86,18 +86,28 @@ class TargetSpeed:
         # never below half the measured cost: a slope fitted on noisy runs must not extrapolate to ~0
         return 1.0 / max(base + self.slope * (depth - self.depth), 0.5 * base)
 
+    @staticmethod
+    def positions(n_prompt: int, n_generated: int) -> tuple[int, int]:
+        """The first and last context position of n_generated tokens decoded after n_prompt."""
+        return n_prompt, n_prompt + max(n_generated - 1, 0)
+
+    @staticmethod
+    def mean_position(n_prompt: int, n_generated: int) -> float:
+        first, last = TargetSpeed.positions(n_prompt, n_generated)
+        return (first + last) / 2
+
     def for_reply(self, n_prompt: int, n_generated: int) -> float:
         """Target-only tok/s over the positions a reply of n_generated tokens after n_prompt used."""
-        return self.tokens_per_second_at(n_prompt + max(n_generated - 1, 0) / 2)
+        return self.tokens_per_second_at(self.mean_position(n_prompt, n_generated))
 
     @classmethod
     def fit(cls, near: DraftRates, n_near: int, far: DraftRates | None = None, n_far: int = 0) -> TargetSpeed:
         """From a run after a short prompt of n_near tokens and, if one was made, a run after a long
         prompt of n_far tokens (each with n_generated and generate_seconds)."""
-        d0 = n_near + max(near.n_generated - 1, 0) / 2
+        d0 = cls.mean_position(n_near, near.n_generated)
         if far is None or not far.has_rate or not near.has_rate:
             return cls(near.tokens_per_second, d0)
-        d1 = n_far + max(far.n_generated - 1, 0) / 2
+        d1 = cls.mean_position(n_far, far.n_generated)
         if d1 <= d0:
             return cls(near.tokens_per_second, d0)
         slope = max(0.0, (1.0 / far.tokens_per_second - 1.0 / near.tokens_per_second) / (d1 - d0))

@@ -4,8 +4,9 @@ The engine leaves llama.cpp's `flash_attn_type` at its default (auto), which tur
 on for the CPU backend too. This measures the price of that on the loaded model: for each setting,
 one context, the cache filled to each depth with throwaway tokens, then the median of --repeats
 decodes of 1 token at that depth, and of n rows (all outputs, as a DFlash verify) at --verify-depth.
-Both settings run in one process, one after the other, with the engine's thread count and buffer
-choice (engine/model.py). Prints milliseconds side by side and the ratio on/off.
+Both settings run in one process, one after the other, on the engine's own Model and Context
+(engine/model.py: its buffer choice) with its thread count. Prints milliseconds side by side and
+the ratio on/off.
 
     .venv/bin/python benchmarks/attn_bench.py                       # the first-run model (SmolLM2 Q4_1)
     .venv/bin/python benchmarks/attn_bench.py --model m.gguf --threads 2 --depths 64,512,1024,2048
@@ -25,33 +26,25 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from atomicchat.engine.lib import C  # noqa: E402
-from atomicchat.engine.model import default_threads, use_extra_buffers  # noqa: E402
+from atomicchat.engine.model import Context, Model, default_threads  # noqa: E402
 from benchmarks.common import loadavg  # noqa: E402
 
 
-def decode(c, ctx, tokens: list[int], pos0: int, all_outputs: bool) -> float:  # noqa: ANN001
-    b = c.llama_batch_init(len(tokens), 0, 1)
-    try:
-        for i, t in enumerate(tokens):
-            b.token[i], b.pos[i], b.n_seq_id[i] = t, pos0 + i, 1
-            b.seq_id[i][0] = 0
-            b.logits[i] = 1 if all_outputs or i == len(tokens) - 1 else 0
-        b.n_tokens = len(tokens)
-        t0 = time.perf_counter()
-        rc = c.llama_decode(ctx, b)
-        dt = time.perf_counter() - t0
-    finally:
-        c.llama_batch_free(b)
+def decode(ctx: Context, tokens: list[int], pos0: int, outputs: str) -> float:
+    t0 = time.perf_counter()
+    rc = ctx.decode_tokens(tokens, pos0, outputs)
+    dt = time.perf_counter() - t0
     if rc != 0:
         raise SystemExit(f"llama_decode returned {rc}")
     return dt
 
 
-def fill(c, ctx, depth: int, n_batch: int, n_vocab: int) -> float:  # noqa: ANN001
-    c.llama_memory_clear(c.llama_get_memory(ctx), True)
-    t0 = time.perf_counter()
-    for s in range(0, depth, n_batch):
-        decode(c, ctx, [(100 + i * 37) % n_vocab for i in range(s, min(depth, s + n_batch))], s, False)
+def fill(ctx: Context, depth: int) -> float:
+    """Throwaway tokens at positions 0..depth-1 of an emptied cache; the seconds it took."""
+    ctx.clear_memory()
+    n_vocab, t0 = ctx.model.n_vocab, time.perf_counter()
+    for s in range(0, depth, ctx.n_batch):
+        decode(ctx, [(100 + i * 37) % n_vocab for i in range(s, min(depth, s + ctx.n_batch))], s, "last")
     return time.perf_counter() - t0
 
 
@@ -74,13 +67,8 @@ def main(argv: list[str] | None = None) -> int:
     rows = [int(x) for x in a.rows.split(",")]
     threads = a.threads or default_threads(a.model.stat().st_size)
     c = C()
-    mp = c.llama_model_default_params()
-    mp.n_gpu_layers = 0
-    mp.use_extra_bufts = use_extra_buffers()
-    model = c.llama_model_load_from_file(str(a.model).encode(), mp)
-    if not model:
-        raise SystemExit(f"llama.cpp could not load {a.model}")
-    n_vocab = int(c.llama_vocab_n_tokens(c.llama_model_get_vocab(model)))
+    model = Model(a.model, 0)  # as the engine loads it (its buffer choice included)
+    n_vocab = model.n_vocab
     settings = {"off": c.LLAMA_FLASH_ATTN_TYPE_DISABLED, "on (auto on the CPU)": c.LLAMA_FLASH_ATTN_TYPE_AUTO}
     results: dict[str, dict[str, float]] = {}
     load0 = loadavg()
@@ -91,25 +79,24 @@ def main(argv: list[str] | None = None) -> int:
         cp.n_threads = cp.n_threads_batch = threads
         cp.no_perf = True
         cp.flash_attn_type = fa
-        ctx = c.llama_init_from_model(model, cp)
+        ctx = Context(model, cp, "benchmark")
         res: dict[str, float] = {}
-        mem = c.llama_get_memory(ctx)
         for d in depths:
-            took = fill(c, ctx, d, 512, n_vocab)
+            took = fill(ctx, d)
             if d == max(depths):
                 res["prefill"] = took
-            ts = [decode(c, ctx, [(500 + r) % n_vocab], d + r, True) for r in range(a.repeats)]
+            ts = [decode(ctx, [(500 + r) % n_vocab], d + r, "all") for r in range(a.repeats)]
             res[f"decode at {d}"] = statistics.median(ts)
-        fill(c, ctx, a.verify_depth, 512, n_vocab)
+        fill(ctx, a.verify_depth)
         for n in rows:
             ts = []
             for r in range(a.repeats):
-                ts.append(decode(c, ctx, [(500 + j) % n_vocab for j in range(n)], a.verify_depth, True))
-                c.llama_memory_seq_rm(mem, 0, a.verify_depth, -1)
+                ts.append(decode(ctx, [(500 + j) % n_vocab for j in range(n)], a.verify_depth, "all"))
+                ctx.seq_rm(a.verify_depth)
             res[f"{n} rows at {a.verify_depth}"] = statistics.median(ts)
-        c.llama_free(ctx)
+        ctx.close()
         results[name] = res
-    c.llama_model_free(model)
+    model.close()
     off, on = results["off"], results["on (auto on the CPU)"]
     print(f"{a.model.name}, {threads} thread(s), median of {a.repeats}; load average {load0} at start, "
           f"{loadavg()} at end; prefill = filling {max(depths)} positions")

@@ -62,9 +62,9 @@ def _baseline(speed, stats) -> str:  # noqa: ANN001 - TargetSpeed | None, the re
     out = f"{speed.tokens_per_second:.1f} tok/s at ~{speed.depth:.0f} context positions"
     if speed.far_depth:
         out += f", {speed.tokens_per_second_at(speed.far_depth):.1f} tok/s at ~{speed.far_depth:.0f}"
-    first, n = stats.n_prompt, stats.n_generated
-    return out + (f"; for the reply's positions {first}-{first + max(n - 1, 0)}: "
-                  f"{speed.for_reply(first, n):.1f} tok/s")
+    first, last = speed.positions(stats.n_prompt, stats.n_generated)
+    return out + (f"; for the reply's positions {first}-{last}: "
+                  f"{speed.for_reply(stats.n_prompt, stats.n_generated):.1f} tok/s")
 
 
 def _cpu() -> str:

@@ -108,7 +108,7 @@ def stats_tooltip(stats: ReplyStats, baseline: TargetSpeed | None) -> str:
 
 
 def _baseline_line(stats: ReplyStats, baseline: TargetSpeed, b: float) -> str:
-    first, last = stats.n_prompt, stats.n_prompt + max(stats.n_generated - 1, 0)
+    first, last = TargetSpeed.positions(stats.n_prompt, stats.n_generated)
     measured = f"{baseline.tokens_per_second:.1f} tok/s after a short prompt"
     if baseline.far_depth:
         far = baseline.tokens_per_second_at(baseline.far_depth)
