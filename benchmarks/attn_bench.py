@@ -1,7 +1,8 @@
 """Flash attention on or off: what a decode costs by context position, and a verify of n rows deep in a chat.
 
-The engine leaves llama.cpp's `flash_attn_type` at its default (auto), which turns flash attention
-on for the CPU backend too. This measures the price of that on the loaded model: for each setting,
+llama.cpp's default `flash_attn_type` (auto) turns flash attention on for the CPU backend too; the
+engine turns it off there on a build without llamafile kernels (engine/attention.py). This measures
+what either setting costs on the loaded model: for each setting,
 one context, the cache filled to each depth with throwaway tokens, then the median of --repeats
 decodes of 1 token at that depth, and of n rows (all outputs, as a DFlash verify) at --verify-depth.
 Both settings run in one process, one after the other, on the engine's own Model and Context
@@ -100,6 +101,12 @@ def main(argv: list[str] | None = None) -> int:
     off, on = results["off"], results["on (auto on the CPU)"]
     print(f"{a.model.name}, {threads} thread(s), median of {a.repeats}; load average {load0} at start, "
           f"{loadavg()} at end; prefill = filling {max(depths)} positions")
+    from atomicchat.engine import attention
+    from atomicchat.engine.lib import system_info
+
+    kernels = "with" if attention.has_llamafile(system_info()) else "without"
+    used = attention.describe(attention.choose(system_info(), on_gpu=False))
+    print(f"llama.cpp built {kernels} llamafile kernels; the engine runs the CPU with flash attention {used}")
     print(f"{'':24} {'flash attn off':>15} {'on (auto)':>12} {'on/off':>7}")
     for key in [k for k in off if k != "prefill"] + ["prefill"]:
         unit, scale = ("s", 1.0) if key == "prefill" else ("ms", 1e3)

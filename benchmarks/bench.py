@@ -16,7 +16,7 @@ are excluded. The server's figure is `timings.predicted_per_second`; ours are me
 in-process.
 
 The server is built on demand (CPU, Release, native, `--target llama-server`) into the user cache
-(`~/.cache/atomicchat/llama-server-<commit>/`) and reused. Nothing here runs in the test suite.
+(`~/.cache/atomicchat/llama-server-<commit>-nollamafile/`) and reused. Nothing here runs in the test suite.
 """
 
 from __future__ import annotations
@@ -328,6 +328,11 @@ def server_command(
 
     if not use_extra_buffers():  # as the engine: llama.cpp's AMX repacking segfaults here on Q4/Q8
         cmd.append("--no-repack")
+    from atomicchat.engine import attention
+    from atomicchat.engine.lib import system_info
+
+    # flash attention as the engine sets it on this build and device (off on the CPU without llamafile kernels)
+    cmd += ["-fa", attention.describe(attention.choose(system_info(), gpu_layers != 0))]
     if draft is not None:
         cmd += [
             "-md", str(draft), "--spec-type", "draft-dflash", "--spec-draft-n-max", str(n_max),
@@ -482,7 +487,7 @@ def ensure_server(src: Path, cache: Path, jobs: int = 2, build: bool = True) -> 
     commit = commit_from_sdist(src) or "unknown-" + hashlib.sha256(
         (src / "vendor" / "llama.cpp" / "CMakeLists.txt").read_bytes()
     ).hexdigest()[:9]
-    root = cache / f"llama-server-{commit}"
+    root = cache / f"llama-server-{commit}-nollamafile"  # built as the engine's library (scripts/bootstrap.sh)
     bdir = root / "build"
     binary = bdir / "bin" / "llama-server"
     if binary.exists():
@@ -502,6 +507,7 @@ def ensure_server(src: Path, cache: Path, jobs: int = 2, build: bool = True) -> 
     configure = [
         "cmake", "-S", str(src / "vendor" / "llama.cpp"), "-B", str(bdir), *gen,
         "-DCMAKE_BUILD_TYPE=Release", "-DGGML_NATIVE=ON",  # as llama-cpp-python builds its wheel
+        "-DGGML_LLAMAFILE=OFF",  # as scripts/bootstrap.sh builds it (engine/attention.py)
         "-DLLAMA_BUILD_SERVER=ON", "-DBUILD_SHARED_LIBS=OFF",
         "-DLLAMA_BUILD_TESTS=OFF", "-DLLAMA_BUILD_EXAMPLES=OFF",
         "-DLLAMA_BUILD_UI=OFF", "-DLLAMA_USE_PREBUILT_UI=OFF",  # no npm, no download

@@ -121,7 +121,7 @@ cmake_args="-DGGML_CUDA=on -DCMAKE_CUDA_ARCHITECTURES=$cuda_arch"
 # GGML_CUDA_NO_VMM: no link against the driver's libcuda.so, so the build works where only the
 # toolkit is installed (a build machine without a GPU); the memory pool then uses cudaMalloc.
 cmake_args+=" -DGGML_CUDA_NO_VMM=ON -DBUILD_SHARED_LIBS=ON -DGGML_NATIVE=OFF -DLLAMA_CURL=OFF"
-cmake_args+=" -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF"
+cmake_args+=" -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DGGML_LLAMAFILE=OFF"  # as scripts/bootstrap.sh
 
 plan() {
     printf 'device_check plan (repository %s):\n' "$repo"

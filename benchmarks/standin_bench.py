@@ -43,7 +43,7 @@ sys.path.insert(0, str(REPO_ROOT / "benchmarks"))
 
 from standin_9b import DEFAULT_OUT, DRAFT_NAME, TARGET_NAME  # noqa: E402
 
-DEFAULT_SERVER = Path.home() / ".cache" / "atomicchat" / "llama-server-0c1e57098" / "build" / "bin" / "llama-server"
+DEFAULT_SERVER = Path.home() / ".cache" / "atomicchat" / "llama-server-0c1e57098-nollamafile" / "build" / "bin" / "llama-server"
 GIB = 1024**3
 SPEED_CTX = 4096
 CASES = (

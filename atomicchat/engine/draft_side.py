@@ -33,6 +33,7 @@ class DraftSide:
         threads: int,
         batch_threads: int,
         on_device: bool,
+        flash_attn: int = -1,
     ) -> None:
         c = C()
         if model.n_vocab != tctx.model.n_vocab:
@@ -54,6 +55,7 @@ class DraftSide:
         dp.n_rs_seq = 0
         dp.embeddings = False
         dp.no_perf = True
+        dp.flash_attn_type = flash_attn  # as the target's (engine/attention.py)
         if on_device:
             dp.n_outputs_max_per_seq = tctx.n_batch
         dp.ctx_other = tctx.ptr

@@ -18,13 +18,13 @@ from pathlib import Path
 import numpy as np
 
 from atomicchat.engine import chat
-from atomicchat.engine import device_info, device_sampling
+from atomicchat.engine import attention, device_info, device_sampling
 from atomicchat.engine.detok import Detokenizer
 from atomicchat.engine.draft_policy import DraftPolicy, FixedPolicy
 from atomicchat.engine.draft_side import DraftSide
 from atomicchat.engine.errors import ContextFullError, DecodeError, EngineError, check_decode
 from atomicchat.engine.ext import load_ext
-from atomicchat.engine.lib import C, recent_log
+from atomicchat.engine.lib import C, recent_log, system_info
 from atomicchat.engine.memory_check import check_memory
 from atomicchat.engine.model import Context, Model, default_threads
 from atomicchat.engine.sampling import Sampler
@@ -170,6 +170,8 @@ class Engine:
         tp.n_threads_batch = batch_threads
         tp.embeddings = False
         tp.no_perf = True
+        # off on the CPU where the build keeps one-row and batched sums alike (engine/attention.py)
+        tp.flash_attn_type = self.flash_attn = attention.choose(system_info(), device.gpu_layers_used > 0)
         if self.device_sampling:
             tp.n_outputs_max_per_seq = n_batch  # a verify samples every row of its block
         if self.draft is not None and self.target.is_hybrid:
@@ -197,7 +199,7 @@ class Engine:
         self.n_rs_seq = int(c.llama_n_rs_seq(self.tctx.ptr)) if self.target.is_hybrid else 0
         if self.draft is not None:
             self.ds = DraftSide(self.draft, self.tctx, ext, self.draft_max, threads, batch_threads,
-                                self.device_sampling)
+                                self.device_sampling, self.flash_attn)
         if self.device_sampling:
             self.tsamp = device_sampling.DeviceSampler(self.tctx.ptr)
 
@@ -337,6 +339,7 @@ class Engine:
             n_ctx=self.n_ctx,
             device=device.text,
             gpu_layers_used=device.gpu_layers_used,
+            flash_attn=attention.describe(self.flash_attn),
             has_chat_template=bool(gguf_template),
             looks_like_base_model=not gguf_template,
             is_hybrid=self.target.is_hybrid,

@@ -102,5 +102,6 @@ class EngineInfo:
     is_hybrid: bool
     n_vocab: int
     notes: tuple[str, ...] = ()
+    flash_attn: str = "auto"  # llama.cpp's flash attention for both contexts: auto | off | on (engine/attention.py)
     # No chat template in the file: usually a base model, which continues text instead of chatting.
     looks_like_base_model: bool = False
