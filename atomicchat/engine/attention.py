@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import os
 
+from atomicchat.engine.errors import EngineError
+
 AUTO, OFF, ON = -1, 0, 1  # llama_flash_attn_type
 _NAMES = {"auto": AUTO, "off": OFF, "on": ON, "-1": AUTO, "0": OFF, "1": ON}
 ENV = "ATOMICCHAT_FLASH_ATTN"  # auto | on | off: overrides the choice (benchmarks, experts)
@@ -39,7 +41,7 @@ def choose(system_info: str, on_gpu: bool, forced: str | None = None) -> int:
     if forced:
         value = _NAMES.get(forced.strip().lower())
         if value is None:
-            raise ValueError(f"{ENV} must be auto, on or off, not {forced!r}.")
+            raise EngineError(f"{ENV} must be auto, on or off, not {forced!r}.")
         return value
     if on_gpu or has_llamafile(system_info):
         return AUTO

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from atomicchat.engine import attention
+from atomicchat.engine.errors import EngineError
 from atomicchat.engine.lib import system_info
 from tests.engine.helpers import engine
 
@@ -29,7 +30,7 @@ def test_the_environment_overrides_and_a_bad_value_is_refused(monkeypatch):
     monkeypatch.setenv(attention.ENV, "Off ")
     assert attention.choose(WITH, on_gpu=True) == attention.OFF
     monkeypatch.setenv(attention.ENV, "fast")
-    with pytest.raises(ValueError, match="auto, on or off"):
+    with pytest.raises(EngineError, match="auto, on or off"):
         attention.choose(WITH, on_gpu=False)
 
 
