@@ -22,7 +22,9 @@ from tests.engine.helpers import engine, gguf_arch, gguf_tokens, lossless_totals
 # tau 2.38, tokens identical. The round-2 draft it replaced gave 99 of 589 (16.8%), tau 2.11, on that
 # Xeon and on a 2-core AMD EPYC alike. The floors sit below round 3 and above round 2, so a draft that
 # falls back to round 2's acceptance fails too; a broken pairing (wrong layers, features, mask token or
-# export) accepts ~0%, tau ~1.0.
+# export) accepts ~0%, tau ~1.0. On llama.cpp built without llamafile kernels (flash attention off, as
+# scripts/bootstrap.sh builds it; the target's text differs in near-ties), 2026-12-05: 118 of 470 (25.1%),
+# tau 2.69.
 ACCEPTANCE_FLOOR = 0.18
 TAU_FLOOR = 2.2
 
