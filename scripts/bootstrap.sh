@@ -40,7 +40,12 @@ lf_stamp="$venv/.atomicchat-llama-no-llamafile"
 if [ "$no_llamafile" = 1 ] && [ ! -f "$lf_stamp" ]; then
   if "$venv/bin/python" -c 'import sys, llama_cpp; sys.exit("LLAMAFILE = 1" not in llama_cpp.llama_print_system_info().decode())' 2>/dev/null; then
     echo "Building llama.cpp again without llamafile kernels (once, a few minutes) ..." >&2
-    "$venv/bin/python" -m pip install -q --no-cache-dir --force-reinstall --no-deps "llama-cpp-python==0.3.36" >&2
+    # Tried once: offline (or without a compiler) the installed build stays, and the engine keeps
+    # flash attention on; pip builds before it uninstalls, so a failure leaves it as it was.
+    if ! "$venv/bin/python" -m pip install -q --timeout 30 --retries 1 --no-cache-dir --force-reinstall --no-deps \
+        "llama-cpp-python==0.3.36" >&2; then
+      echo "Could not rebuild llama.cpp (offline?); keeping the installed build, with flash attention on." >&2
+    fi
   fi
   touch "$lf_stamp"
 fi
