@@ -77,8 +77,8 @@ def test_an_f16_target_stays_identical_under_dflash_without_flash_attention(smol
 def test_a_long_chat_stays_identical_under_adaptive_dflash_on_two_threads(smollm2_path):
     """~980 positions deep, 2 threads, the adaptive policy choosing lengths (and plain steps) as it
     runs. With llamafile's kernels and flash attention on, the first such DFlash reply parted from
-    target-only at token 70 in 3 runs of 4 (2-core Xeon, 2026-12-05): the CPU flash-attention kernel
-    splits one-row decodes across threads in another order than a batch's rows."""
+    target-only at token 70 in 3 runs of 4 (2-core Xeon, 2026-12-05): with flash attention, a one-row
+    decode over 512+ cached positions takes another path (split-KV, ggml-cpu/ops.cpp) than a batch."""
     from atomicchat import first_run
     from atomicchat.engine import target_speed
     from tests.engine.helpers import run
