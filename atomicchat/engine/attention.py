@@ -9,8 +9,9 @@ multi-row batch in another order than a one-row decode, and a DFlash verify then
 the target's logits the other way than target-only would. (Flash attention on did not keep it
 exact either: in ggml-cpu/ops.cpp a one-row decode over 512 or more cached positions takes a
 split-KV path (`use_split_kv_path`), a batch of rows the tiled or row-wise one, and an adaptive
-DFlash reply ~980 positions deep parted from target-only at token 70, tests/engine/test_attention.py.) Built without them
-(`-DGGML_LLAMAFILE=OFF`, as scripts/bootstrap.sh and the installers build llama-cpp-python), every
+DFlash reply ~980 positions deep parted from target-only at token 70,
+tests/engine/test_attention.py.) Built without them (`-DGGML_LLAMAFILE=OFF`, as
+scripts/bootstrap.sh and the installers build llama-cpp-python), every
 row of the CPU's matrix products is summed alike however many rows a batch has, and DFlash stays
 identical to the target alone with flash attention off (the lossless tests pass there; the same
 tests fail with llamafile kernels and flash attention off). So: off on the CPU when the build has no
