@@ -329,10 +329,12 @@ def server_command(
     if not use_extra_buffers():  # as the engine: llama.cpp's AMX repacking segfaults here on Q4/Q8
         cmd.append("--no-repack")
     from atomicchat.engine import attention
-    from atomicchat.engine.lib import system_info
+    from atomicchat.engine.lib import C, system_info
 
-    # flash attention as the engine sets it on this build and device (off on the CPU without llamafile kernels)
-    cmd += ["-fa", attention.describe(attention.choose(system_info(), gpu_layers != 0))]
+    # flash attention as the engine sets it on this build and device (off on the CPU without llamafile
+    # kernels); layers asked for on a build with no GPU backend run on the CPU, as in the engine
+    on_gpu = gpu_layers != 0 and bool(C().llama_supports_gpu_offload())
+    cmd += ["-fa", attention.describe(attention.choose(system_info(), on_gpu))]
     if draft is not None:
         cmd += [
             "-md", str(draft), "--spec-type", "draft-dflash", "--spec-draft-n-max", str(n_max),

@@ -20,8 +20,8 @@ fi
 # llama-cpp-python compiles llama.cpp when no wheel is cached (about 4 minutes on 2 cores).
 export CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc 2>/dev/null || echo 2)}"
 # Without llamafile's matrix kernels a batch of rows is summed as one row is, so the engine can turn
-# flash attention off on the CPU and stay token-identical: ~2x faster decoding 1,000+ tokens into a
-# chat (atomicchat/engine/attention.py). A wheel pip cached from an earlier build would come back
+# flash attention off on the CPU and stay token-identical: 1.6-2x faster decoding 1,000+ tokens into
+# a chat (atomicchat/engine/attention.py). A wheel pip cached from an earlier build would come back
 # with them, so it is built again below (once) when the installed one has them.
 no_llamafile=0
 case " ${CMAKE_ARGS:-} " in
@@ -38,7 +38,7 @@ if [ ! -f "$stamp" ] || [ "$here/pyproject.toml" -nt "$stamp" ]; then
 fi
 lf_stamp="$venv/.atomicchat-llama-no-llamafile"
 if [ "$no_llamafile" = 1 ] && [ ! -f "$lf_stamp" ]; then
-  if "$venv/bin/python" -c 'import sys, llama_cpp; sys.exit("LLAMAFILE = 1" not in llama_cpp.llama_print_system_info().decode())' 2>/dev/null; then
+  if "$venv/bin/python" -c 'import sys; from atomicchat.engine import attention, lib; sys.exit(not attention.has_llamafile(lib.system_info()))' 2>/dev/null; then
     echo "Building llama.cpp again without llamafile kernels (once, a few minutes) ..." >&2
     # Tried once: offline (or without a compiler) the installed build stays, and the engine keeps
     # flash attention on; pip builds before it uninstalls, so a failure leaves it as it was.

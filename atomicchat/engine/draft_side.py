@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from atomicchat.engine import device_sampling
+from atomicchat.engine import attention, device_sampling
 from atomicchat.engine.errors import DecodeError, DraftMismatchError, EngineError, check_decode
 from atomicchat.engine.lib import C
 from atomicchat.engine.model import Context, Model, ViewCache, addr_fn
@@ -33,7 +33,7 @@ class DraftSide:
         threads: int,
         batch_threads: int,
         on_device: bool,
-        flash_attn: int = -1,
+        flash_attn: int = attention.AUTO,
     ) -> None:
         c = C()
         if model.n_vocab != tctx.model.n_vocab:
