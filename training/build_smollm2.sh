@@ -17,6 +17,32 @@ LAYERS=1,8,15,22,29   # layer INPUTS of the target the draft reads: spread over 
 MASK=16               # <empty_output>, a control token the chat never produces
 mkdir -p "$W/logs" resources/smollm2
 run() { nice -n 10 "$PY" "$@"; }
+# Rounds 2-4: a run of the target's replies (90% greedy), with the layer inputs of every position.
+# Arguments: seed, minutes, prompts, code,lists,prose shares, prompts to leave out (JSON), name: the
+# replies go to work/smol/NAME.npz, the log to work/smol/logs/NAME.log.
+gen() {
+    run gen_distill_llama.py --target "work/smol/target.F16.gguf" --work "work/smol" --target-layers $LAYERS \
+        --n-prompts "$3" --sampled 0.10 --batch 16 --minutes "$2" --threads 2 --max-new 160 --seed "$1" --share "$4" \
+        --exclude "$5" 2>&1 | tee "work/smol/logs/$6.log"
+    mv work/smol/distill.npz "work/smol/$6.npz"
+}
+# The prompts the next run leaves out: those of $1 (a JSON list) and the run's just made; written to $2.
+leave_out() {
+    "$PY" -c "import json, sys; json.dump(json.load(open(sys.argv[1])) + json.load(open('work/smol/distill_prompts.json')), \
+open(sys.argv[2], 'w'))" "$1" "$2"
+}
+# Rounds 3-4: training from the last round's draft at a low rate, keeping the checkpoint with the best
+# held-out tau, then the export, whose head keeps the last draft's tokens and adds the data's.
+# Arguments: the last round's draft, minutes, learning rate, log name.
+retrain() {
+    run train_draft.py --work work/smol --target-gguf "$TARGET" --mask-id $MASK --n-layer 3 --n-ff 1536 --block 8 \
+        --anchors 16 --seqs 8 --minutes "$2" --threads 2 --ckpt-every 100 --head-neg 4096 --lr "$3" --warmup 0.03 \
+        --init-gguf "$1" --keep-best 2>&1 | tee "work/smol/logs/$4.log"
+    cp work/smol/draft.best.pt work/smol/draft.pt
+    run export_gguf.py --draft-ckpt work/smol/draft.pt --draft-out "../$OUT" --tokenizer-from-gguf "$TARGET" \
+        --head-tokens work/smol/distill.npz "$1" \
+        --draft-name "SmolLM2-135M-Instruct DFlash draft (AtomicChat)" --license apache-2.0
+}
 # F16 copy of the Q4_1 file (same weights, dequantized): batched decode is ~2x faster than Q4_1 without
 # the AMX repack (which segfaults on Q4_1 here), and its features are the unquantized-activation ones.
 run - "$TARGET" "$W/target.F16.gguf" <<'PYEOF'
@@ -43,9 +69,8 @@ run export_gguf.py --draft-ckpt work/smol/draft.pt --draft-out "../$OUT" --token
 "$PY" -c "import json, sys; sys.path.insert(0, '..'); from benchmarks.smol_bench import PROMPTS; \
 json.dump([p for v in PROMPTS.values() for p in v], open('work/smol/bench_prompts.json', 'w'))"
 cp "../$OUT" work/smol/round1.gguf
-run gen_distill_llama.py --target "work/smol/target.F16.gguf" --work "work/smol" --target-layers $LAYERS \
-    --n-prompts 6000 --sampled 0.10 --batch 16 --minutes 33 --threads 2 --max-new 160 --seed 1 --share 0.55,0.25,0.20 \
-    --exclude work/smol/bench_prompts.json 2>&1 | tee "work/smol/logs/gen2.log"
+gen 1 33 6000 0.55,0.25,0.20 work/smol/bench_prompts.json gen2
+mv work/smol/gen2.npz work/smol/distill.npz
 run train_draft.py --work work/smol --target-gguf "$TARGET" --mask-id $MASK --n-layer 3 --n-ff 1536 --block 8 \
     --anchors 16 --seqs 8 --minutes 48 --threads 1 --ckpt-every 100 --head-neg 4096 --lr 1e-3 --warmup 0.02 \
     --init-gguf work/smol/round1.gguf 2>&1 | tee work/smol/logs/train2.log
@@ -58,44 +83,21 @@ run export_gguf.py --draft-ckpt work/smol/draft.pt --draft-out "../$OUT" --token
 # 2.54-2.73 over the next 1,200 while the training loss fell from 2.54 to 2.21).
 # The head keeps round 2's tokens and adds the new data's.
 cp "../$OUT" work/smol/round2.gguf
-run gen_distill_llama.py --target "work/smol/target.F16.gguf" --work "work/smol" --target-layers $LAYERS \
-    --n-prompts 6000 --sampled 0.10 --batch 16 --minutes 32 --threads 2 --max-new 160 --seed 2 --share 0.65,0.20,0.15 \
-    --exclude work/smol/bench_prompts.json 2>&1 | tee "work/smol/logs/gen3.log"
-mv work/smol/distill.npz work/smol/distill_r3.npz
-"$PY" -c "import json; json.dump(json.load(open('work/smol/bench_prompts.json')) + json.load(open('work/smol/distill_prompts.json')), \
-open('work/smol/exclude_r3b.json', 'w'))"
-run gen_distill_llama.py --target "work/smol/target.F16.gguf" --work "work/smol" --target-layers $LAYERS \
-    --n-prompts 8000 --sampled 0.10 --batch 16 --minutes 20 --threads 2 --max-new 160 --seed 3 --share 0.65,0.20,0.15 \
-    --exclude work/smol/exclude_r3b.json 2>&1 | tee "work/smol/logs/gen3b.log"
-mv work/smol/distill.npz work/smol/distill_r3b.npz
-run merge_distill.py work/smol/distill.npz work/smol/distill_r3.npz work/smol/distill_r3b.npz
-run train_draft.py --work work/smol --target-gguf "$TARGET" --mask-id $MASK --n-layer 3 --n-ff 1536 --block 8 \
-    --anchors 16 --seqs 8 --minutes 24 --threads 2 --ckpt-every 100 --head-neg 4096 --lr 4e-4 --warmup 0.03 \
-    --init-gguf work/smol/round2.gguf --keep-best 2>&1 | tee work/smol/logs/train3.log
-cp work/smol/draft.best.pt work/smol/draft.pt
-run export_gguf.py --draft-ckpt work/smol/draft.pt --draft-out "../$OUT" --tokenizer-from-gguf "$TARGET" \
-    --head-tokens work/smol/distill.npz work/smol/round2.gguf \
-    --draft-name "SmolLM2-135M-Instruct DFlash draft (AtomicChat)" --license apache-2.0
+gen 2 32 6000 0.65,0.20,0.15 work/smol/bench_prompts.json gen3
+leave_out work/smol/bench_prompts.json work/smol/exclude_r3b.json
+gen 3 20 8000 0.65,0.20,0.15 work/smol/exclude_r3b.json gen3b
+run merge_distill.py work/smol/distill.npz work/smol/gen3.npz work/smol/gen3b.npz
+retrain work/smol/round2.gguf 24 4e-4 train3
 # Round 4: one more run of replies (seed 4; 70% code, with smol_prompts.py's round-4 requests, mostly Python
 # named functions, classes and scripts, in the pool before the rest; every earlier run's prompts and the benchmark's left
 # out), merged with round 3's, then training from round 3's draft at a lower rate, keeping the best.
 # Shipped run: 2,324 replies, 340,269 generated tokens in 34.7 min (166 tok/s on llama.cpp's default build).
 cp "../$OUT" work/smol/round3.gguf
-mv work/smol/distill.npz work/smol/distill_r3ab.npz
-"$PY" -c "import json; json.dump(json.load(open('work/smol/exclude_r3b.json')) + json.load(open('work/smol/distill_prompts.json')), \
-open('work/smol/exclude_r4.json', 'w'))"
-run gen_distill_llama.py --target "work/smol/target.F16.gguf" --work "work/smol" --target-layers $LAYERS \
-    --n-prompts 8000 --sampled 0.10 --batch 16 --minutes 34 --threads 2 --max-new 160 --seed 4 --share 0.70,0.15,0.15 \
-    --exclude work/smol/exclude_r4.json 2>&1 | tee "work/smol/logs/gen4.log"
-mv work/smol/distill.npz work/smol/distill_r4.npz
-run merge_distill.py work/smol/distill.npz work/smol/distill_r3ab.npz work/smol/distill_r4.npz
-run train_draft.py --work work/smol --target-gguf "$TARGET" --mask-id $MASK --n-layer 3 --n-ff 1536 --block 8 \
-    --anchors 16 --seqs 8 --minutes 32 --threads 2 --ckpt-every 100 --head-neg 4096 --lr 3e-4 --warmup 0.03 \
-    --init-gguf work/smol/round3.gguf --keep-best 2>&1 | tee work/smol/logs/train4.log
-cp work/smol/draft.best.pt work/smol/draft.pt
-run export_gguf.py --draft-ckpt work/smol/draft.pt --draft-out "../$OUT" --tokenizer-from-gguf "$TARGET" \
-    --head-tokens work/smol/distill.npz work/smol/round3.gguf \
-    --draft-name "SmolLM2-135M-Instruct DFlash draft (AtomicChat)" --license apache-2.0
+mv work/smol/distill.npz work/smol/round3.npz
+leave_out work/smol/exclude_r3b.json work/smol/exclude_r4.json
+gen 4 34 8000 0.70,0.15,0.15 work/smol/exclude_r4.json gen4
+run merge_distill.py work/smol/distill.npz work/smol/round3.npz work/smol/gen4.npz
+retrain work/smol/round3.gguf 32 3e-4 train4
 # llama.cpp's DFlash flow vs the PyTorch mirror. On the F16 copy the graphs alone differ (tol 0.05); the
 # Q4_1 file's matmuls also quantize activations to Q8_1, which moves the draft's logits by up to ~0.15.
 run verify_fidelity.py --work work/smol --target "work/smol/target.F16.gguf" --draft "../$OUT" --n-seq 4 --tol 0.05 \
