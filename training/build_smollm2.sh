@@ -28,8 +28,10 @@ gen() {
 }
 # The prompts the next run leaves out: those of $1 (a JSON list) and the run's just made; written to $2.
 leave_out() {
-    "$PY" -c "import json, sys; json.dump(json.load(open(sys.argv[1])) + json.load(open('work/smol/distill_prompts.json')), \
-open(sys.argv[2], 'w'))" "$1" "$2"
+    "$PY" - "$1" work/smol/distill_prompts.json "$2" <<'PYEOF'
+import json, sys
+json.dump(json.load(open(sys.argv[1])) + json.load(open(sys.argv[2])), open(sys.argv[3], "w"))
+PYEOF
 }
 # Rounds 3-4: training from the last round's draft at a low rate, keeping the checkpoint with the best
 # held-out tau, then the export, whose head keeps the last draft's tokens and adds the data's.
@@ -88,9 +90,10 @@ leave_out work/smol/bench_prompts.json work/smol/exclude_r3b.json
 gen 3 20 8000 0.65,0.20,0.15 work/smol/exclude_r3b.json gen3b
 run merge_distill.py work/smol/distill.npz work/smol/gen3.npz work/smol/gen3b.npz
 retrain work/smol/round2.gguf 24 4e-4 train3
-# Round 4: one more run of replies (seed 4; 70% code, with smol_prompts.py's round-4 requests, mostly Python
-# named functions, classes and scripts, in the pool before the rest; every earlier run's prompts and the benchmark's left
-# out), merged with round 3's, then training from round 3's draft at a lower rate, keeping the best.
+# Round 4: one more run of replies (seed 4; 70% code, with smol_prompts.py's round-4 requests, mostly
+# Python named functions, classes and scripts, in the pool before the rest; round 3's prompts and the
+# benchmark's left out), merged with round 3's, then training from round 3's draft at a lower rate,
+# keeping the best.
 # Shipped run: 2,324 replies, 340,269 generated tokens in 34.7 min (166 tok/s on llama.cpp's default build).
 cp "../$OUT" work/smol/round3.gguf
 mv work/smol/distill.npz work/smol/round3.npz

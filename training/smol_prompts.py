@@ -294,31 +294,28 @@ R4_CLASS_TEMPLATES = [
 R4_SCRIPT_TEMPLATES = ["Write a {lang} script that {task}.", "Write a {lang} program that {task}."]
 
 
+def _named(templates, class_templates, langs, funcs, classes) -> list[str]:
+    """Requests that name the function (signature, what it does) or the class (its methods), in every
+    template and language: the functions first, then the classes."""
+    out = [t.format(lang=l, sig=f, what=w) for t, l, (f, w) in itertools.product(templates, langs, funcs)]
+    return out + [t.format(lang=l, name=n, methods=m) for t, l, (n, m) in
+                  itertools.product(class_templates, langs, classes)]
+
+
 def _named_code() -> list[str]:
-    """The requests that name a function or class (round 3)."""
-    named = [t.format(lang=l, sig=f, what=w) for t, l, (f, w) in
-             itertools.product(NAMED_TEMPLATES, NAMED_LANGS, NAMED_FUNCS)]
-    return named + [t.format(lang=l, name=n, methods=m) for t, l, (n, m) in
-                    itertools.product(CLASS_TEMPLATES, NAMED_LANGS, NAMED_CLASSES)]
-
-
-def _round4_code() -> list[str]:
-    """The requests added for round 4 (Python first: most people ask for it)."""
-    langs = ["Python", "Python", "JavaScript"]
-    out = [t.format(lang=l, sig=f, what=w) for t, l, (f, w) in
-           itertools.product(R4_TEMPLATES, dict.fromkeys(langs), NAMED_FUNCS_R4)]
-    out += [t.format(lang=l, name=n, methods=m) for t, l, (n, m) in
-            itertools.product(R4_CLASS_TEMPLATES, ["Python", "JavaScript"], NAMED_CLASSES_R4)]
-    out += [t.format(lang=l, task=k) for t, l, k in
-            itertools.product(R4_SCRIPT_TEMPLATES, ["Python", "JavaScript", "Bash"], SCRIPT_TASKS)]
-    return out
+    """The requests that name a function or class: round 3's, then round 4's (Python first, most people
+    ask for it) and round 4's scripts."""
+    out = _named(NAMED_TEMPLATES, CLASS_TEMPLATES, NAMED_LANGS, NAMED_FUNCS, NAMED_CLASSES)
+    out += _named(R4_TEMPLATES, R4_CLASS_TEMPLATES, ["Python", "JavaScript"], NAMED_FUNCS_R4, NAMED_CLASSES_R4)
+    return out + [t.format(lang=l, task=k) for t, l, k in
+                  itertools.product(R4_SCRIPT_TEMPLATES, ["Python", "JavaScript", "Bash"], SCRIPT_TASKS)]
 
 
 def _kinds():
     code = [t.format(lang=l, task=k) for t, l, k in itertools.product(CODE_TEMPLATES, LANGS, CODE_TASKS)]
     lists = [t.format(topic=p) for t, p in itertools.product(LIST_TEMPLATES, TOPICS)]
     prose = [t.format(topic=p) for t, p in itertools.product(PROSE_TEMPLATES, TOPICS)]
-    return {"code": code + CODE_EXTRA + _named_code() + _round4_code(), "lists": lists + JSON_EXTRA, "prose": prose + PROSE_EXTRA}
+    return {"code": code + CODE_EXTRA + _named_code(), "lists": lists + JSON_EXTRA, "prose": prose + PROSE_EXTRA}
 
 
 def prompts(n: int, seed: int = 0, share=(0.45, 0.30, 0.25)) -> list[tuple[str, str]]:
@@ -326,7 +323,7 @@ def prompts(n: int, seed: int = 0, share=(0.45, 0.30, 0.25)) -> list[tuple[str, 
     hand-written extras and the named-function requests come before the templated rest."""
     rng = random.Random(seed)
     out = []
-    first = set(CODE_EXTRA + JSON_EXTRA + PROSE_EXTRA + _named_code() + _round4_code())
+    first = set(CODE_EXTRA + JSON_EXTRA + PROSE_EXTRA + _named_code())
     for (kind, pool), sh in zip(_kinds().items(), share):
         pool = list(pool)
         rng.shuffle(pool)
