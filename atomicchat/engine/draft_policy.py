@@ -26,6 +26,14 @@ import statistics
 from dataclasses import dataclass, field
 
 
+BEST_ACCEPTANCE = 0.9  # a position's acceptance that drafts reach at best (~tau 8 for a block of 16)
+
+
+def best_case_tokens(k: int, p_max: float = BEST_ACCEPTANCE) -> float:
+    """Expected tokens of a step that drafts k, each position accepted at `p_max`."""
+    return (1 - p_max ** (k + 1)) / (1 - p_max)
+
+
 @dataclass
 class CostTable:
     """Seconds per call, by size: the median of the last few observations per size (a size's first
@@ -164,7 +172,7 @@ class DraftPolicy:
     rollback_evidence: int = 2  # draft steps, none of it accepted, before a hybrid target drops its snapshots
     optimism: float = 1.0  # a probe goes on while a draft could pay at acceptance this many standard errors up
     probe_most: int = 12  # draft steps a probe makes at the most when it goes on
-    bare_every: int = 4  # unfed plain steps per one whose cost is sampled
+    bare_every: int = 16  # unfed plain steps per one whose cost is sampled (and the policy is asked)
     verify: CostTable = field(default_factory=CostTable)  # by tokens decoded: k + 1 (1 = plain step)
     bare: CostTable = field(default_factory=CostTable)  # plain steps that skip feeding the draft
     draft: CostTable = field(default_factory=CostTable)  # by drafted tokens k (draft block + feeding it)
@@ -277,8 +285,9 @@ class DraftPolicy:
         if k == 0:
             self._plain_run += 1
             gap = self._gap(limit)
-            if self._plain_run >= gap and self._cycle is None and self.warm:
-                # The gap moves with a noisy plain price; when it shrinks past the warm-up, the
+            if self._plain_run > gap - self.warm and self._cycle is None and self.warm:
+                # The gap moves with a noisy plain price; when it shrinks into or past the warm-up
+                # (or a coasted stretch, priced every `bare_every` steps, ran into it), the whole
                 # warm-up comes first (probes of an unfed draft came cold, and uncounted: on
                 # tiny-qwen35 no probe cycle was ever measured, and the gap stayed at 70-390 plain
                 # steps where a measured cycle puts it at the 2,048 cap).
@@ -331,8 +340,9 @@ class DraftPolicy:
     def coast(self, limit: int) -> bool:
         """Whether the step now is one deep in a plain run with nothing to decide, feed or price,
         which the engine may then take without asking (`choose`, `needs_features`, `record`): on a
-        toy target (~0.1 ms a step) those calls were 2-3% of a plain step. Every 4th such step is
-        still priced (the `bare` sample), and a probe cycle being closed is never coasted through."""
+        toy target (~0.1 ms a step) those calls were 2-3% of a plain step. Every `bare_every`th such
+        step is still priced (the `bare` sample), and a probe cycle being closed is never coasted
+        through."""
         if self._fast_plain > 0 and limit > 0 and self._cycle is None and not self._bare_due():
             self._pass_fast_plain()
             self._bare_seen += 1
@@ -364,9 +374,9 @@ class DraftPolicy:
         budget (by `close_decay` each), so a draft just short of paying does not cost up to 10% for
         good. The first probe of a loaded model comes after `probe_first` plain steps all the same
         when the sweep saw a drafted token accepted (the draft fits; a reply's opening is a poor
-        sample of the rest). When it saw none, or drafted nothing because no length could pay even
-        fully accepted, that probe keeps to the budget too: the early probes of a draft that fits
-        nothing cost ~3% of a 768-token run on a small model. While no drafted token of the pair was
+        sample of the rest). When it saw none, or drafted nothing because no length could pay at
+        the best acceptance drafts reach, that probe keeps to the budget too: the early probes of a
+        draft that fits nothing cost ~3% of a 768-token run on a small model. While no drafted token of the pair was
         ever accepted, each probe stretches the budget and cap (`never_decay`, up to `never_most`):
         at the cap, tiny-qwen35's probes cost ~2.3% of the run (0.95x of target-only; 0.97-0.98x
         with the stretch, 30 x 6 replies)."""
@@ -404,7 +414,7 @@ class DraftPolicy:
         drafts of the previous size were sometimes accepted whole: a draft that is never accepted
         then costs two steps of one token, not three of k_max. When the costs are already known
         (calibrated at load), each size is still drafted twice, for its acceptance, and a size that
-        could not beat a plain step even fully accepted is skipped."""
+        could not beat a plain step even at the best acceptance drafts reach is skipped."""
         if self._sweep is None:
             self._sweep = self.sweep_sizes()
             self._swept = 1
@@ -424,10 +434,13 @@ class DraftPolicy:
         return None
 
     def _hopeless(self, k: int) -> bool:
-        """Whether drafting k loses to a plain step even if every drafted token were accepted (its
-        costs known, e.g. from the load-time calibration): no acceptance could make it pay."""
-        full, plain = self._draft_rate(k, k + 1), self.rate(0)
-        return full is not None and plain is not None and full < plain
+        """Whether drafting k loses to a plain step even at the best acceptance drafts reach
+        (`best_acceptance` a position, as `longest_useful` sizes the rollback snapshots by), its
+        costs known, e.g. from the load-time calibration. At full acceptance instead, the toy pairs'
+        sweeps drafted 15 twice, which pays only above ~97% a position: two steps of ~1.9 ms and a
+        graph switch back, against ~0.12 ms plain steps, 2-3% of a 1,536-token benchmark case."""
+        best, plain = self._draft_rate(k, best_case_tokens(k)), self.rate(0)
+        return best is not None and plain is not None and best < plain
 
     def sweep_sizes(self) -> list[int]:
         """The sizes the sweep prices, in order: 1, a plain step (0), then doubling lengths to k_max."""
@@ -448,7 +461,7 @@ class DraftPolicy:
         else:
             self.bare.observe(1, verify_seconds)
 
-    def longest_useful(self, p_max: float = 0.9) -> int:
+    def longest_useful(self, p_max: float = BEST_ACCEPTANCE) -> int:
         """The longest draft that could beat a plain step here at the best acceptance drafts reach
         (`p_max` per position, ~tau 8 for a block of 16), by the costs priced so far: past the last
         sweep size that could, up to the next size (lengths between are interpolated). k_max while
@@ -461,8 +474,7 @@ class DraftPolicy:
         for i, k in enumerate(sizes):
             if k not in self.draft.values or k + 1 not in self.verify.values:
                 return self.k_max
-            best_case = (1 - p_max ** (k + 1)) / (1 - p_max)  # expected tokens, each accepted at p_max
-            if (self._draft_rate(k, best_case) or 0.0) >= plain:
+            if (self._draft_rate(k, best_case_tokens(k, p_max)) or 0.0) >= plain:
                 useful = sizes[i + 1] - 1 if i + 1 < len(sizes) else k
         return useful
 

@@ -238,7 +238,8 @@ def test_a_drafting_run_ends_only_on_a_verdict_that_holds():
     verify = lambda n: 0.2e-3 + 0.8e-3 * n  # noqa: E731  (compute-bound: drafting pays ~9% at best)
     draft = lambda k: 0.1e-3 * k  # noqa: E731
     policy = calibrated(DraftPolicy(k_max=4, explore_every=10**6), verify, draft)
-    _drafting(policy, 4, verify, draft)
+    # no sweep length pays at 90% a position here, so drafting starts with the first probe
+    _drafting(policy, 4, verify, draft, steps=120)
     assert policy.best(4) > 0 and policy._in_run
     plain = policy.rate(0)
     _rejected_until_plain_looks_best(policy)
@@ -324,6 +325,40 @@ def test_calibrated_first_reply_skips_the_sweeps_long_drafts():
     assert max(chosen_c) <= 2 and sum(1 for k in chosen_c if k) <= 6
     assert rate_c >= 0.97 * plain
     assert max(chosen_l) == 7 and rate_l < 0.9 * rate_c
+
+
+# tiny-qwen35's costs on the 2-core Xeon (ms, from the engine's cost tables after a run): verify by
+# tokens decoded, draft by tokens drafted
+_TOY_VERIFY = {1: 0.112, 2: 0.230, 3: 0.242, 5: 0.430, 9: 0.690, 16: 1.156}
+_TOY_DRAFT = {1: 0.216, 2: 0.198, 4: 0.264, 8: 0.383, 15: 0.576}
+
+
+def test_the_sweep_skips_lengths_that_pay_only_above_the_best_acceptance_drafts_reach():
+    """On a toy pair only length 15 could beat a plain step, and only at ~97% a position: the sweep
+    drafts no length there (it drafted 15 twice, ~4 ms with the graph switches, 2-3% of a 1,536-token
+    benchmark case), whatever the draft. Where a length pays at 90% it is still swept."""
+    verify = lambda n: _TOY_VERIFY[n] * 1e-3 if n in _TOY_VERIFY else None  # noqa: E731
+    draft = lambda k: _TOY_DRAFT[k] * 1e-3  # noqa: E731
+    pol = calibrated(DraftPolicy(k_max=15), verify, draft)
+    full = pol._draft_rate(15, 16)
+    assert full is not None and full > pol.rate(0)  # fully accepted, 15 would pay
+    assert all(pol._hopeless(k) for k in (1, 2, 4, 8, 15))
+    assert pol._sweep_next(15) is None  # nothing to draft before the first probe
+    tv, td = CostTable(), CostTable()
+    for t, costs in ((tv, _TOY_VERIFY), (td, _TOY_DRAFT)):
+        for n, ms in costs.items():
+            t.observe(n, ms * 1e-3)
+            t.observe(n, ms * 1e-3)
+    toy = calibrated(DraftPolicy(k_max=15), tv.estimate, td.estimate)
+    rate, chosen = simulate(toy, tv.estimate, td.estimate, itertools.repeat(0), n_tokens=1536, reply_len=128,
+                            graph_build=15, built=set(pol.sweep_sizes()), switch=0.3e-3)
+    assert chosen[:128] == [0] * 128 and sum(1 for k in chosen if k) <= 2, [k for k in chosen if k]
+    assert rate >= 0.99 / tv.estimate(1)
+    # compute-bound costs where length 4 pays at 90% a position, 8 and 15 only above it: 1, 2, 4 are swept
+    cpu_verify = lambda n: 0.1e-3 + 0.2e-3 * n  # noqa: E731
+    cpu_draft = lambda k: 0.05e-3  # noqa: E731
+    pol = calibrated(DraftPolicy(k_max=15), cpu_verify, cpu_draft)
+    assert [k for k in (1, 2, 4, 8, 15) if not pol._hopeless(k)] == [1, 2, 4]
 
 
 def test_calibrated_policy_still_learns_acceptance_where_drafting_pays():
@@ -583,7 +618,8 @@ def test_rollback_snapshots_wanted_only_while_a_draft_could_be_accepted():
 def test_every_probe_comes_after_its_warm_up_though_the_plain_price_is_noisy():
     """On a busy CPU a plain step's price moves by 2x from one sample to the next, and the probe gap
     with it. A gap that grew in the middle of a warm-up, then shrank, let a probe come after unfed
-    steps (seen on demo Q8_0: `...ff.....PP`): a cold probe, which also went unpriced as a cycle."""
+    steps (seen on demo Q8_0: `...ff.....PP`): a cold probe, which also went unpriced as a cycle. So
+    did a coasted stretch (priced every `bare_every` steps) that ran into the warm-up."""
     rng = random.Random(11)
     verify = lambda n: (0.5e-3 if n == 1 else 2e-3 + 0.3e-3 * n) * rng.uniform(0.6, 1.6)  # noqa: E731
     draft = lambda k: 0.6e-3 + 0.05e-3 * k  # noqa: E731

@@ -318,14 +318,16 @@ def test_the_policy_is_told_what_each_step_costs_outside_its_decodes(llama_pair)
     import time
 
     from atomicchat.engine import GenParams, Step
+    from atomicchat.engine.draft_policy import DraftPolicy
 
     prompt = [7, 100, 42, 9]
+    n = 6 * DraftPolicy.bare_every  # deep in a plain run, one step in `bare_every` is told
     with engine(llama_pair.target) as base:
-        ref, _, _ = run(base, prompt, max_tokens=24)
+        ref, _, _ = run(base, prompt, max_tokens=n)
     with engine(llama_pair.target, llama_pair.draft) as spec:
         pol = spec.policy
         got = []
-        for ev in spec.generate(prompt, GenParams(max_tokens=24)):
+        for ev in spec.generate(prompt, GenParams(max_tokens=n)):
             if isinstance(ev, Step):
                 got += ev.tokens
                 time.sleep(0.003)
