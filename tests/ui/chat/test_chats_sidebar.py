@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication
 
 from atomicchat.store import open_store
 from tests.ui.conftest import send
@@ -23,7 +22,7 @@ def test_ctrl_n_starts_a_new_chat_and_switching_shows_each(make_window, qtbot, t
     w.raise_()
     w.activateWindow()
     if not w.isActiveWindow():  # offscreen activation races with other test windows closing
-        QApplication.setActiveWindow(w)
+        w.windowHandle().requestActivate()
     qtbot.waitUntil(w.isActiveWindow)
     qtbot.keyClick(w.composer.edit, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
     assert w.session.conversation_id is None and w.view.currentWidget() is w.view.empty
