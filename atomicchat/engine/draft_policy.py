@@ -376,10 +376,10 @@ class DraftPolicy:
         when the sweep saw a drafted token accepted (the draft fits; a reply's opening is a poor
         sample of the rest). When it saw none, or drafted nothing because no length could pay at
         the best acceptance drafts reach, that probe keeps to the budget too: the early probes of a
-        draft that fits nothing cost ~3% of a 768-token run on a small model. While no drafted token of the pair was
-        ever accepted, each probe stretches the budget and cap (`never_decay`, up to `never_most`):
-        at the cap, tiny-qwen35's probes cost ~2.3% of the run (0.95x of target-only; 0.97-0.98x
-        with the stretch, 30 x 6 replies)."""
+        draft that fits nothing cost ~3% of a 768-token run on a small model. While no drafted
+        token of the pair was ever accepted, each probe stretches the budget and cap (`never_decay`,
+        up to `never_most`): at the cap, tiny-qwen35's probes cost ~2.3% of the run (0.95x of
+        target-only; 0.97-0.98x with the stretch, 30 x 6 replies)."""
         plain = self.rate(0)
         if not plain or self.explore_budget <= 0:
             return self._probe_gap
@@ -435,7 +435,7 @@ class DraftPolicy:
 
     def _hopeless(self, k: int) -> bool:
         """Whether drafting k loses to a plain step even at the best acceptance drafts reach
-        (`best_acceptance` a position, as `longest_useful` sizes the rollback snapshots by), its
+        (`BEST_ACCEPTANCE` a position, as `longest_useful` sizes the rollback snapshots by), its
         costs known, e.g. from the load-time calibration. At full acceptance instead, the toy pairs'
         sweeps drafted 15 twice, which pays only above ~97% a position: two steps of ~1.9 ms and a
         graph switch back, against ~0.12 ms plain steps, 2-3% of a 1,536-token benchmark case."""

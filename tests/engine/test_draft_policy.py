@@ -327,6 +327,15 @@ def test_calibrated_first_reply_skips_the_sweeps_long_drafts():
     assert max(chosen_l) == 7 and rate_l < 0.9 * rate_c
 
 
+def _cost_table(ms: dict) -> Callable[[int], float]:
+    """Recorded costs (ms by size) as a cost table's estimate: interpolated between the sizes."""
+    t = CostTable()
+    for n, v in ms.items():
+        t.observe(int(n), v / 1e3)
+        t.observe(int(n), v / 1e3)  # the first observation of a size is dropped (graph build)
+    return t.estimate
+
+
 # tiny-qwen35's costs on the 2-core Xeon (ms, from the engine's cost tables after a run): verify by
 # tokens decoded, draft by tokens drafted
 _TOY_VERIFY = {1: 0.112, 2: 0.230, 3: 0.242, 5: 0.430, 9: 0.690, 16: 1.156}
@@ -337,23 +346,16 @@ def test_the_sweep_skips_lengths_that_pay_only_above_the_best_acceptance_drafts_
     """On a toy pair only length 15 could beat a plain step, and only at ~97% a position: the sweep
     drafts no length there (it drafted 15 twice, ~4 ms with the graph switches, 2-3% of a 1,536-token
     benchmark case), whatever the draft. Where a length pays at 90% it is still swept."""
-    verify = lambda n: _TOY_VERIFY[n] * 1e-3 if n in _TOY_VERIFY else None  # noqa: E731
-    draft = lambda k: _TOY_DRAFT[k] * 1e-3  # noqa: E731
+    verify, draft = _cost_table(_TOY_VERIFY), _cost_table(_TOY_DRAFT)
     pol = calibrated(DraftPolicy(k_max=15), verify, draft)
     full = pol._draft_rate(15, 16)
     assert full is not None and full > pol.rate(0)  # fully accepted, 15 would pay
     assert all(pol._hopeless(k) for k in (1, 2, 4, 8, 15))
     assert pol._sweep_next(15) is None  # nothing to draft before the first probe
-    tv, td = CostTable(), CostTable()
-    for t, costs in ((tv, _TOY_VERIFY), (td, _TOY_DRAFT)):
-        for n, ms in costs.items():
-            t.observe(n, ms * 1e-3)
-            t.observe(n, ms * 1e-3)
-    toy = calibrated(DraftPolicy(k_max=15), tv.estimate, td.estimate)
-    rate, chosen = simulate(toy, tv.estimate, td.estimate, itertools.repeat(0), n_tokens=1536, reply_len=128,
+    rate, chosen = simulate(pol, verify, draft, itertools.repeat(0), n_tokens=1536, reply_len=128,
                             graph_build=15, built=set(pol.sweep_sizes()), switch=0.3e-3)
     assert chosen[:128] == [0] * 128 and sum(1 for k in chosen if k) <= 2, [k for k in chosen if k]
-    assert rate >= 0.99 / tv.estimate(1)
+    assert rate >= 0.99 / verify(1)
     # compute-bound costs where length 4 pays at 90% a position, 8 and 15 only above it: 1, 2, 4 are swept
     cpu_verify = lambda n: 0.1e-3 + 0.2e-3 * n  # noqa: E731
     cpu_draft = lambda k: 0.05e-3  # noqa: E731
@@ -375,14 +377,6 @@ def test_calibrated_policy_still_learns_acceptance_where_drafting_pays():
 
 def _h200_demo():
     rec = json.loads((DATA / "policy_costs_h200_demo_q8_0.json").read_text())
-
-    def table(ms: dict[str, float]) -> Callable[[int], float]:
-        t = CostTable()
-        for n, v in ms.items():
-            t.observe(int(n), v / 1e3)
-            t.observe(int(n), v / 1e3)  # the first observation of a size is dropped (graph build)
-        return t.estimate
-
     p = rec["p"]
 
     def trace(seed: int = 0) -> Iterator[int]:
@@ -393,7 +387,7 @@ def _h200_demo():
                 m += 1
             yield m
 
-    return rec, table(rec["verify_ms"]), table(rec["draft_ms"]), trace
+    return rec, _cost_table(rec["verify_ms"]), _cost_table(rec["draft_ms"]), trace
 
 
 @pytest.mark.parametrize(("n_tokens", "floor"), [(1000, 0.82), (3000, 0.90)])
