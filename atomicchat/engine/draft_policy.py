@@ -173,6 +173,12 @@ class DraftPolicy:
     optimism: float = 1.0  # a probe goes on while a draft could pay at acceptance this many standard errors up
     probe_most: int = 12  # draft steps a probe makes at the most when it goes on
     bare_every: int = 16  # unfed plain steps per one whose cost is sampled (and the policy is asked)
+    # Steps at a reply's start whose costs may not move a price already known (2+ samples): the
+    # caches come back cold from the prefill or from other programs. Interleaved with other engines,
+    # demo F32's length-4 steps cost 14, 10, 6 and 2% more as a reply's steps 0-3 than later; priced
+    # as they came, the length in use looked dearest at each reply's start and the policy drifted to
+    # longer drafts than the best fixed length (mean 4.8 where 3 and 4 were best; 3.3 with this).
+    settle: int = 4
     verify: CostTable = field(default_factory=CostTable)  # by tokens decoded: k + 1 (1 = plain step)
     bare: CostTable = field(default_factory=CostTable)  # plain steps that skip feeding the draft
     draft: CostTable = field(default_factory=CostTable)  # by drafted tokens k (draft block + feeding it)
@@ -207,6 +213,7 @@ class DraftPolicy:
     _in_run: bool = False  # the last decision drafted because drafting looked best (not a probe or sweep)
     _leave_votes: int = 0  # decisions in a row, in such a run, where a plain step looked best
     _run_len: int = 0  # decisions the drafting run under way (or the last one) has made
+    _reply_step: int = 0  # steps of the reply under way so far (the first `settle` are cold)
 
     def __post_init__(self) -> None:
         self.profile = AcceptanceProfile(self.k_max)
@@ -337,6 +344,14 @@ class DraftPolicy:
         else:  # a short run counts as a close call that did not pay (SmolLM2: 0.95x with runs left out)
             self._close_fails = self._close_fails + 1 if self._close else 0
 
+    def begin_reply(self) -> None:
+        """A reply starts: its first `settle` steps are priced only where a size has no price yet."""
+        self._reply_step = 0
+
+    def _cold(self, table: CostTable, n: int) -> bool:
+        """Whether a step now may not move `table`'s price of size n (a reply's cold start)."""
+        return self._reply_step < self.settle and table.count(n) >= 2
+
     def coast(self, limit: int) -> bool:
         """Whether the step now is one deep in a plain run with nothing to decide, feed or price,
         which the engine may then take without asking (`choose`, `needs_features`, `record`): on a
@@ -346,6 +361,7 @@ class DraftPolicy:
         if self._fast_plain > 0 and limit > 0 and self._cycle is None and not self._bare_due():
             self._pass_fast_plain()
             self._bare_seen += 1
+            self._reply_step += 1
             return True
         return False
 
@@ -513,7 +529,8 @@ class DraftPolicy:
         it made a plain step look ~3% cheaper than it is on the demo pair (30 us of 0.9 ms) next to a
         draft step, which pays it once for ~3 tokens: near a tie the policy stayed plain (demo F16
         code on a Xeon: 89% plain steps where length 3 ran at 1.14x of target-only)."""
-        self.step.observe(1, seconds)
+        if not self._cold(self.step, 1):
+            self.step.observe(1, seconds)
 
     def record(
         self, k: int, n_accepted: int, draft_seconds: float, verify_seconds: float, fed: bool = True
@@ -530,17 +547,22 @@ class DraftPolicy:
             self._cycle_step(k, n_accepted, draft_seconds + verify_seconds)
         steady = k == self._last_k
         self._last_k = k
+        verify, draft, bare, feed = (
+            not self._cold(t, n) for t, n in ((self.verify, k + 1), (self.draft, k), (self.bare, 1), (self.feed, 1))
+        )
+        self._reply_step += 1
         if k == 0 and not fed:
-            if self._bare_due() and (steady or not self.bare.count(1)):
+            if self._bare_due() and bare and (steady or not self.bare.count(1)):
                 self.bare.observe(1, verify_seconds)
             self._bare_seen += 1
             return
-        if steady or not self.verify.count(k + 1):
+        if verify and (steady or not self.verify.count(k + 1)):
             self.verify.observe(k + 1, verify_seconds)
         if k == 0:
-            self.feed.observe(1, draft_seconds)
+            if feed:
+                self.feed.observe(1, draft_seconds)
             return
-        if steady or not self.draft.count(k):
+        if draft and (steady or not self.draft.count(k)):
             self.draft.observe(k, draft_seconds)
         self.profile.observe(k, n_accepted)
         self._tried[k] = self._tried.get(k, 0) + 1
@@ -619,6 +641,9 @@ class FixedPolicy:
 
     def coast(self, limit: int) -> bool:
         return False
+
+    def begin_reply(self) -> None:
+        pass
 
     def needs_features(self) -> bool:
         return True

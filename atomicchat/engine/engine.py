@@ -564,6 +564,7 @@ class Engine:
         if self._refits_rollback and isinstance(plan.policy, DraftPolicy):  # the adaptive policy
             self._refit_rollback()
         self.policy_for_step = plan.policy
+        plan.policy.begin_reply()
         stats = GenStats(n_prompt=len(prompt))
         sampler = Sampler(params, self.n_vocab)
         if self.tsamp is not None and not params.greedy:

@@ -160,6 +160,9 @@ class _Schedule:
     def needs_features(self) -> bool:
         return self.feed
 
+    def begin_reply(self) -> None:
+        pass
+
     def overhead(self, seconds: float) -> None:
         pass
 
