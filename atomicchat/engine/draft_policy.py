@@ -348,9 +348,13 @@ class DraftPolicy:
         """A reply starts: its first `settle` steps are priced only where a size has no price yet."""
         self._reply_step = 0
 
-    def _cold(self, table: CostTable, n: int) -> bool:
-        """Whether a step now may not move `table`'s price of size n (a reply's cold start)."""
-        return self._reply_step < self.settle and table.count(n) >= 2
+    @staticmethod
+    def _prices(table: CostTable, n: int, steady: bool, cold: bool) -> bool:
+        """Whether a step's cost may move `table`'s price of size n: always while the size has no
+        price; else only a step of the same size as the one before (`record`), and not one of a
+        reply's cold first steps (`settle`) once the size has two samples."""
+        count = table.count(n)
+        return not count or (steady and not (cold and count >= 2))
 
     def coast(self, limit: int) -> bool:
         """Whether the step now is one deep in a plain run with nothing to decide, feed or price,
@@ -529,7 +533,7 @@ class DraftPolicy:
         it made a plain step look ~3% cheaper than it is on the demo pair (30 us of 0.9 ms) next to a
         draft step, which pays it once for ~3 tokens: near a tie the policy stayed plain (demo F16
         code on a Xeon: 89% plain steps where length 3 ran at 1.14x of target-only)."""
-        if not self._cold(self.step, 1):
+        if self._prices(self.step, 1, True, self._reply_step < self.settle):
             self.step.observe(1, seconds)
 
     def record(
@@ -547,22 +551,20 @@ class DraftPolicy:
             self._cycle_step(k, n_accepted, draft_seconds + verify_seconds)
         steady = k == self._last_k
         self._last_k = k
-        verify, draft, bare, feed = (
-            not self._cold(t, n) for t, n in ((self.verify, k + 1), (self.draft, k), (self.bare, 1), (self.feed, 1))
-        )
+        cold = self._reply_step < self.settle
         self._reply_step += 1
         if k == 0 and not fed:
-            if self._bare_due() and bare and (steady or not self.bare.count(1)):
+            if self._bare_due() and self._prices(self.bare, 1, steady, cold):
                 self.bare.observe(1, verify_seconds)
             self._bare_seen += 1
             return
-        if verify and (steady or not self.verify.count(k + 1)):
+        if self._prices(self.verify, k + 1, steady, cold):
             self.verify.observe(k + 1, verify_seconds)
         if k == 0:
-            if feed:
+            if self._prices(self.feed, 1, True, cold):
                 self.feed.observe(1, draft_seconds)
             return
-        if draft and (steady or not self.draft.count(k)):
+        if self._prices(self.draft, k, steady, cold):
             self.draft.observe(k, draft_seconds)
         self.profile.observe(k, n_accepted)
         self._tried[k] = self._tried.get(k, 0) + 1
