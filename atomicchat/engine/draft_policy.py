@@ -345,7 +345,7 @@ class DraftPolicy:
             self._close_fails = self._close_fails + 1 if self._close else 0
 
     def begin_reply(self) -> None:
-        """A reply starts: its first `settle` steps are priced only where a size has no price yet."""
+        """A reply starts: its first `settle` steps price only sizes with fewer than two samples."""
         self._reply_step = 0
 
     @staticmethod
