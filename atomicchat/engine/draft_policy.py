@@ -172,7 +172,7 @@ class DraftPolicy:
     rollback_evidence: int = 2  # draft steps, none of it accepted, before a hybrid target drops its snapshots
     optimism: float = 1.0  # a probe goes on while a draft could pay at acceptance this many standard errors up
     probe_most: int = 12  # draft steps a probe makes at the most when it goes on
-    bare_every: int = 16  # unfed plain steps per one whose cost is sampled (and the policy is asked)
+    bare_every: int = 64  # unfed plain steps per one whose cost is sampled (and the policy is asked)
     # Steps at a reply's start whose costs may not move a price already known (2+ samples): the
     # caches come back cold from the prefill or from other programs. Interleaved with other engines,
     # demo F32's length-4 steps cost 14, 10, 6 and 2% more as a reply's steps 0-3 than later; priced
@@ -356,18 +356,29 @@ class DraftPolicy:
         count = table.count(n)
         return not count or (steady and not (cold and count >= 2))
 
-    def coast(self, limit: int) -> bool:
-        """Whether the step now is one deep in a plain run with nothing to decide, feed or price,
-        which the engine may then take without asking (`choose`, `needs_features`, `record`): on a
-        toy target (~0.1 ms a step) those calls were 2-3% of a plain step. Every `bare_every`th such
-        step is still priced (the `bare` sample), and a probe cycle being closed is never coasted
-        through."""
+    def coast(self, limit: int) -> int:
+        """How many plain steps, this one first, lie deep in a plain run with nothing to decide, feed
+        or price (0: ask). The engine takes them without calling the policy (`choose`,
+        `needs_features`, `record`, nor this): on a toy target (~0.1 ms a step) those calls were 2-3%
+        of a plain step, and one call a step here still 1-2%. Every `bare_every`th such step is still
+        priced (the `bare` sample), and a probe cycle being closed is never coasted through. Steps
+        granted but not taken (the reply ended) go back through `uncoast`."""
         if self._fast_plain > 0 and limit > 0 and self._cycle is None and not self._bare_due():
-            self._pass_fast_plain()
-            self._bare_seen += 1
-            self._reply_step += 1
-            return True
-        return False
+            n = min(self._fast_plain, -self._bare_seen % self.bare_every)
+            self._advance_plain(n)
+            return n
+        return 0
+
+    def uncoast(self, n: int) -> None:
+        """Give back n coasted steps granted by `coast` but not taken."""
+        self._advance_plain(-n)
+
+    def _advance_plain(self, n: int) -> None:
+        self._fast_plain -= n
+        self._plain_run += n
+        self._decisions += n
+        self._bare_seen += n
+        self._reply_step += n
 
     def _pass_fast_plain(self) -> None:
         """Count one plain step deep in a plain run, before the next warm-up."""
@@ -641,8 +652,11 @@ class FixedPolicy:
     def choose(self, limit: int) -> int:
         return max(0, min(limit, self.k_max))
 
-    def coast(self, limit: int) -> bool:
-        return False
+    def coast(self, limit: int) -> int:
+        return 0
+
+    def uncoast(self, n: int) -> None:
+        pass
 
     def begin_reply(self) -> None:
         pass

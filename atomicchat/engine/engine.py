@@ -122,6 +122,7 @@ class Engine:
         # when the last step's timed work ended: what lies between it and the next step's is that
         # step's untimed cost (DraftPolicy.overhead)
         self._t_mark = 0.0
+        self._coast_left = 0  # plain steps `policy.coast` granted that this reply has not taken yet
         self.device_sampling = False
         self.tsamp: device_sampling.DeviceSampler | None = None  # the target's on-device chain
         tinfo = inspect_target(config.target_path)
@@ -613,6 +614,7 @@ class Engine:
             self._reset_cache()  # failed mid-step (llama.cpp, the sampler, a callback, Ctrl-C)
             raise
         finally:
+            self._give_back_coast(plan.policy)
             sampler.close()
             if self.tsamp is not None and not params.greedy:
                 self.tsamp.use(None)
@@ -652,10 +654,19 @@ class Engine:
     ) -> tuple[list[int], int]:
         """One decode step after id_last at pos: a DFlash step of the length the policy picks, or a
         plain one. Returns (new tokens, n drafted)."""
+        if self._coast_left:  # plain steps `coast` granted: nothing to ask, feed or price
+            self._coast_left -= 1
+            return self._timed_plain_step(id_last, pos, sampler, stats), 0
         policy = plan.policy
         limit = min(plan.n_max, remaining - 1, self.n_ctx - pos - 2) if plan.use_draft else 0
-        coasting = limit >= 1 and policy.coast(limit)  # deep in a plain run: nothing to ask the policy
-        n_use = policy.choose(limit) if limit >= 1 and not coasting else 0
+        coasting = limit >= 1 and bool(granted := policy.coast(limit))  # deep in a plain run
+        if coasting:
+            # Only steps that would still have a limit of 1 or more: a reply's last step is asked.
+            self._coast_left = min(granted - 1, remaining - 2, self.n_ctx - pos - 3)
+            if granted - 1 > self._coast_left:
+                policy.uncoast(granted - 1 - self._coast_left)
+            return self._timed_plain_step(id_last, pos, sampler, stats), 0
+        n_use = policy.choose(limit) if limit >= 1 else 0
         block = plan.n_max if plan.pinned else n_use  # a pinned length keeps its trained block
         if n_use >= 1 and pos + block < self.n_ctx:
             return self._dflash_step(id_last, pos, block, n_use, sampler, stats)
@@ -663,7 +674,7 @@ class Engine:
         acc = self._plain_step(id_last, pos, sampler)
         t2 = time.perf_counter()
         stats.verify_seconds += t2 - t1
-        if plan.use_draft and not coasting:
+        if plan.use_draft:
             policy.overhead(t1 - self._t_mark)
             feed = policy.needs_features()  # long plain runs skip feeding the draft
             if feed:
@@ -674,6 +685,20 @@ class Engine:
             t2 = t3
         self._t_mark = t2
         return acc, 0
+
+    def _timed_plain_step(self, id_last: int, pos: int, sampler: Sampler, stats: GenStats) -> list[int]:
+        """A plain step the policy is not told of (coasted): its decode counts as verify time."""
+        t1 = time.perf_counter()
+        acc = self._plain_step(id_last, pos, sampler)
+        self._t_mark = t2 = time.perf_counter()
+        stats.verify_seconds += t2 - t1
+        return acc
+
+    def _give_back_coast(self, policy: DraftPolicy | FixedPolicy) -> None:
+        """Return to the policy the coasted steps it granted that the reply ended before taking."""
+        if self._coast_left:
+            policy.uncoast(self._coast_left)
+            self._coast_left = 0
 
     def _commit(self, seq: list[int], pos: int, use_draft: bool) -> None:
         """Record what the caches hold: every token before position `pos`. `seq` only ever grows

@@ -51,7 +51,7 @@ def simulate(
     generation loop), told to the policy as the engine does (`DraftPolicy.overhead`)."""
     tokens, seconds, chosen = 0, 0.0, []
     built = set(built or ())
-    prev, unfed, in_reply = 0, 0, 0
+    prev, unfed, in_reply, granted = 0, 0, 0, 0
     while tokens < n_tokens:
         m = next(matches)
         limit = policy.k_max if k_limit is None else k_limit
@@ -63,7 +63,16 @@ def simulate(
                 if starts is not None:
                     starts.append(len(chosen))
             limit = min(limit, reply_len - in_reply - 1)
-        coasted = limit >= 1 and policy.coast(limit)  # as the engine: deep in a plain run, nothing asked
+        if granted and limit >= 1:  # as the engine: steps `coast` granted, nothing asked
+            granted -= 1
+            coasted = True
+        else:
+            if granted:  # a reply's last step is asked
+                policy.uncoast(granted)
+                granted = 0
+            coasted = limit >= 1 and bool(n_coast := policy.coast(limit))  # deep in a plain run
+            if coasted:
+                granted = n_coast - 1
         k = 0 if coasted or limit < 1 else policy.choose(limit)
         chosen.append(k)
         f = 1.0 if k in built else graph_build
@@ -738,17 +747,21 @@ def test_close_calls_that_keep_failing_cost_less_and_less():
 
 
 class _NoCoast(DraftPolicy):
-    def coast(self, limit: int) -> bool:
-        return False
+    def coast(self, limit: int) -> int:
+        return 0
 
 
 class _Coasts(DraftPolicy):
     coasted = 0
 
-    def coast(self, limit: int) -> bool:
+    def coast(self, limit: int) -> int:
         took = super().coast(limit)
         self.coasted += took
         return took
+
+    def uncoast(self, n: int) -> None:
+        super().uncoast(n)
+        self.coasted -= n
 
 
 def test_coasting_through_a_plain_run_changes_no_decision():

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from atomicchat.engine import Finished, GenParams
+
 from tests.engine.helpers import engine, install_oracle, run
 
 PROMPTS = [[1, 2, 3], [7, 100, 42, 9, 300, 11], list(range(20, 80))]
@@ -337,3 +339,66 @@ def test_the_policy_is_told_what_each_step_costs_outside_its_decodes(llama_pair)
         assert got == ref
         assert pol.step.count(1) >= 5
         assert 0.003 <= pol.step.estimate(1) < 1.0
+
+
+class _Grants:
+    """A policy deep in a plain run: each `coast` grants `n` unfed plain steps; logs what it is told."""
+
+    def __init__(self, n: int) -> None:
+        self.n, self.granted, self.returned, self.asked = n, 0, 0, 0
+
+    def coast(self, limit: int) -> int:
+        assert limit >= 1  # the engine asks to coast only where a draft could be chosen
+        self.granted += self.n
+        return self.n
+
+    def uncoast(self, n: int) -> None:
+        assert n > 0
+        self.returned += n
+
+    def choose(self, limit: int) -> int:
+        return 0
+
+    def needs_features(self) -> bool:
+        return False
+
+    def begin_reply(self) -> None:
+        pass
+
+    def overhead(self, seconds: float) -> None:
+        pass
+
+    def record(self, k: int, n_accepted: int, draft_seconds: float, verify_seconds: float, fed: bool = True) -> None:
+        assert k == 0 and not fed
+        self.asked += 1
+
+
+@pytest.mark.parametrize("n", [1, 5, 1000])
+def test_coasted_steps_the_reply_did_not_take_go_back_to_the_policy(llama_pair, n):
+    """The engine takes the plain steps `coast` grants without calling the policy. A reply's last
+    step (no room left to draft) is still asked, and what a reply that ended, or was stopped, did not
+    take goes back (`uncoast`): the policy's count of plain steps stays the steps taken."""
+    prompt = [7, 100, 42, 9]
+    with engine(llama_pair.target) as base:
+        ref, _, _ = run(base, prompt, max_tokens=40)
+    with engine(llama_pair.target, llama_pair.draft) as spec:
+        pol = _Grants(n)
+        spec.policy = pol  # type: ignore[assignment]
+        got, fin, _ = run(spec, prompt, max_tokens=40)
+        assert got == ref
+        steps = fin.stats.n_steps - 1  # the first token comes from the prefill
+        assert steps == len(ref) - 1 and pol.asked == 1  # only the last step was asked
+        assert pol.granted - pol.returned == steps - 1
+        assert spec._coast_left == 0
+        assert (pol.returned > 0) == (n > 1)
+
+        spec.reset()
+        pol2 = _Grants(n)
+        spec.policy = pol2  # type: ignore[assignment]
+        seen = []
+        for ev in spec.generate(prompt, GenParams(max_tokens=40), should_stop=lambda: len(seen) >= 7):
+            seen.append(ev)
+        fin = seen[-1]
+        assert isinstance(fin, Finished) and fin.reason == "cancelled" and fin.tokens == ref[: len(fin.tokens)]
+        assert pol2.asked == 0 and pol2.granted - pol2.returned == fin.stats.n_steps - 1
+        assert spec._coast_left == 0
