@@ -659,8 +659,8 @@ class Engine:
             return self._timed_plain_step(id_last, pos, sampler, stats), 0
         policy = plan.policy
         limit = min(plan.n_max, remaining - 1, self.n_ctx - pos - 2) if plan.use_draft else 0
-        coasting = limit >= 1 and bool(granted := policy.coast(limit))  # deep in a plain run
-        if coasting:
+        granted = policy.coast(limit) if limit >= 1 else 0  # deep in a plain run: steps to take unasked
+        if granted:
             # Only steps that would still have a limit of 1 or more: a reply's last step is asked.
             self._coast_left = min(granted - 1, remaining - 2, self.n_ctx - pos - 3)
             if granted - 1 > self._coast_left:
