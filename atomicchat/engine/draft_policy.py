@@ -374,17 +374,17 @@ class DraftPolicy:
         self._advance_plain(-n)
 
     def _advance_plain(self, n: int) -> None:
-        self._fast_plain -= n
-        self._plain_run += n
-        self._decisions += n
+        """Count n coasted steps (negative: given back): passed as `choose` would, then as `record`
+        counts an unfed plain step."""
+        self._pass_fast_plain(n)
         self._bare_seen += n
         self._reply_step += n
 
-    def _pass_fast_plain(self) -> None:
-        """Count one plain step deep in a plain run, before the next warm-up."""
-        self._fast_plain -= 1
-        self._plain_run += 1
-        self._decisions += 1
+    def _pass_fast_plain(self, n: int = 1) -> None:
+        """Count n plain steps deep in a plain run, before the next warm-up."""
+        self._fast_plain -= n
+        self._plain_run += n
+        self._decisions += n
 
     def _bare_due(self) -> bool:
         """Whether the next unfed plain step is one whose cost is sampled (every `bare_every`th: a

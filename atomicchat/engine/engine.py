@@ -656,7 +656,8 @@ class Engine:
         plain one. Returns (new tokens, n drafted)."""
         if self._coast_left:  # plain steps `coast` granted: nothing to ask, feed or price
             self._coast_left -= 1
-            return self._timed_plain_step(id_last, pos, sampler, stats), 0
+            acc, _, self._t_mark = self._timed_plain_step(id_last, pos, sampler, stats)
+            return acc, 0
         policy = plan.policy
         limit = min(plan.n_max, remaining - 1, self.n_ctx - pos - 2) if plan.use_draft else 0
         granted = policy.coast(limit) if limit >= 1 else 0  # deep in a plain run: steps to take unasked
@@ -665,15 +666,13 @@ class Engine:
             self._coast_left = min(granted - 1, remaining - 2, self.n_ctx - pos - 3)
             if granted - 1 > self._coast_left:
                 policy.uncoast(granted - 1 - self._coast_left)
-            return self._timed_plain_step(id_last, pos, sampler, stats), 0
+            acc, _, self._t_mark = self._timed_plain_step(id_last, pos, sampler, stats)
+            return acc, 0
         n_use = policy.choose(limit) if limit >= 1 else 0
         block = plan.n_max if plan.pinned else n_use  # a pinned length keeps its trained block
         if n_use >= 1 and pos + block < self.n_ctx:
             return self._dflash_step(id_last, pos, block, n_use, sampler, stats)
-        t1 = time.perf_counter()
-        acc = self._plain_step(id_last, pos, sampler)
-        t2 = time.perf_counter()
-        stats.verify_seconds += t2 - t1
+        acc, t1, t2 = self._timed_plain_step(id_last, pos, sampler, stats)
         if plan.use_draft:
             policy.overhead(t1 - self._t_mark)
             feed = policy.needs_features()  # long plain runs skip feeding the draft
@@ -686,13 +685,15 @@ class Engine:
         self._t_mark = t2
         return acc, 0
 
-    def _timed_plain_step(self, id_last: int, pos: int, sampler: Sampler, stats: GenStats) -> list[int]:
-        """A plain step the policy is not told of (coasted): its decode counts as verify time."""
+    def _timed_plain_step(
+        self, id_last: int, pos: int, sampler: Sampler, stats: GenStats
+    ) -> tuple[list[int], float, float]:
+        """A plain step, its decode counted as verify time. Returns (the token, start, end)."""
         t1 = time.perf_counter()
         acc = self._plain_step(id_last, pos, sampler)
-        self._t_mark = t2 = time.perf_counter()
+        t2 = time.perf_counter()
         stats.verify_seconds += t2 - t1
-        return acc
+        return acc, t1, t2
 
     def _give_back_coast(self, policy: DraftPolicy | FixedPolicy) -> None:
         """Return to the policy the coasted steps it granted that the reply ended before taking."""

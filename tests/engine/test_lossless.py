@@ -341,10 +341,11 @@ def test_the_policy_is_told_what_each_step_costs_outside_its_decodes(llama_pair)
         assert 0.003 <= pol.step.estimate(1) < 1.0
 
 
-class _Grants:
+class _Grants(_Schedule):
     """A policy deep in a plain run: each `coast` grants `n` unfed plain steps; logs what it is told."""
 
     def __init__(self, n: int) -> None:
+        super().__init__([0], feed=False)
         self.n, self.granted, self.returned, self.asked = n, 0, 0, 0
 
     def coast(self, limit: int) -> int:
@@ -355,18 +356,6 @@ class _Grants:
     def uncoast(self, n: int) -> None:
         assert n > 0
         self.returned += n
-
-    def choose(self, limit: int) -> int:
-        return 0
-
-    def needs_features(self) -> bool:
-        return False
-
-    def begin_reply(self) -> None:
-        pass
-
-    def overhead(self, seconds: float) -> None:
-        pass
 
     def record(self, k: int, n_accepted: int, draft_seconds: float, verify_seconds: float, fed: bool = True) -> None:
         assert k == 0 and not fed
