@@ -166,6 +166,13 @@ class DraftPolicy:
     # divides the probe budget by this and multiplies the cap, up to `never_most` times.
     never_decay: float = 2.0
     never_most: float = 8.0
+    # Probes are worth what drafting could gain at best: where no length beats a plain step by more
+    # than `upside_full` even at the best acceptance drafts reach (a compute-bound CPU quant: SmolLM2
+    # Q4_1 on one core, ~5%), a plain run's probe budget shrinks in proportion, to `upside_floor` of
+    # itself at the least. The close-call budget does not: after a burst of load made drafting dear
+    # for a while, the gain looks small on those prices, and close calls are how drafting resumes.
+    upside_full: float = 0.15
+    upside_floor: float = 0.125
     probe_steps: int = 2  # draft steps of one length a probe makes: the first pays the graph switch
     leave_after: int = 3  # draft steps in a row that plain must look best for before a drafting run ends
     run_paid: int = 32  # decisions a drafting run must last for its end to count as drafting having paid
@@ -416,7 +423,7 @@ class DraftPolicy:
             return self._probe_gap
         if not self._probes and self.profile.success[1] > 0:
             return self._probe_gap  # the first probe comes early
-        budget, cap = self.explore_budget, self.probe_cap
+        budget, cap = self.explore_budget * self._upside_share(plain), self.probe_cap
         if self._close:  # close: may pay again soon
             budget = max(budget, self.close_budget / self.close_decay ** max(0, self._close_fails - 1))
         elif self._probes and self.profile.success[1] == 0:  # never one drafted token accepted
@@ -436,6 +443,13 @@ class DraftPolicy:
             return self._probe_gap
         need = int(extra * plain / budget)
         return max(self._probe_gap, min(need, cap))
+
+    def _upside_share(self, plain: float) -> float:
+        """The share of the probe budget that drafting's best case earns: what the best length could
+        gain over a plain step (`plain` tokens/s) at `BEST_ACCEPTANCE`, over `upside_full`, between
+        `upside_floor` and 1."""
+        best = max((self._draft_rate(k, best_case_tokens(k)) or 0.0 for k in range(1, self.k_max + 1)), default=0.0)
+        return min(1.0, max(self.upside_floor, (best / plain - 1.0) / self.upside_full))
 
     def _sweep_next(self, limit: int) -> int | None:
         """Once per loaded model, price a few sizes before trusting the table: 1 and a plain step,
