@@ -16,11 +16,14 @@ neighbour (or a predecessor that emptied the caches) hurts all of them alike:
 tokens/s = generated tokens / seconds from the first generated token to the last, summed over the case's
 prompts (llama-server: its predicted_n / predicted_ms). ad/best is adaptive over the best of target-only
 and the fixed lengths, with a 90% bootstrap interval over the paired replies (`interval`): on a noisy
-host it says whether a shortfall is there at all. Before each repeat but the first, every engine's
-contexts are made again (Engine.remake_contexts; --keep-contexts not): where llama.cpp's buffers land
-can slow one engine by up to 14% for its whole life, so each configuration is timed on as many
-placements as repeats, and the interval resamples whole repeats. Greedy; every DFlash output must equal the
-target-only output token for token, or the run fails.
+host it says whether a shortfall is there at all. Before each prompt but the first, every engine's
+contexts are made again and its sizes priced as at load (Engine.remake_contexts(reprice=True);
+--remake repeat: before each repeat, and the interval resamples whole repeats; never: not at all):
+where llama.cpp's buffers land can slow one engine by up to 14% for its whole life (on the 2-core
+Xeon, 2026-12-05: SmolLM2's plain step 10 ms on one context, 17 on another), so each configuration
+is timed on as many placements as prompts x repeats. The fixed lengths and the adaptive policy run on
+one engine (two for a hybrid target, whose snapshots the policy resizes). Greedy; every DFlash output
+must equal the target-only output token for token, or the run fails.
 
 Cases: the bundled demo pair as F32 (shipped), F16 and Q8_0 (converted once into the cache with
 llama.cpp's quantize API), code and prose prompts; `atomicchat bench`'s generated pairs
@@ -174,9 +177,11 @@ def bench_case(case: Case, a: argparse.Namespace, server_bin: Path | None) -> di
     cfg = dict(n_ctx=a.ctx, n_gpu_layers=a.gpu_layers, n_threads=a.threads)
     base = Engine(EngineConfig(case.target, None, **cfg))
     spec = Engine(EngineConfig(case.target, case.draft, **cfg))  # the fixed lengths (pinned per request)
-    # The adaptive policy on an engine of its own: it may resize a hybrid target's rollback snapshots
-    # between replies (Engine._refit_rollback), which must not change what the fixed lengths run on.
-    adapt = Engine(EngineConfig(case.target, case.draft, **cfg))
+    # The adaptive policy on the same engine, so both run on one memory placement, except on a hybrid
+    # target: the policy may resize its rollback snapshots between replies (Engine._refit_rollback),
+    # which must not change what the fixed lengths run on.
+    adapt = Engine(EngineConfig(case.target, case.draft, **cfg)) if spec.target.is_hybrid else spec
+    engines = list(dict.fromkeys([base, spec, adapt]))
     servers: dict[str, Any] = {}
     try:
         if a.gpu_layers and not (spec.info.gpu_layers_used and base.info.gpu_layers_used):
@@ -206,10 +211,10 @@ def bench_case(case: Case, a: argparse.Namespace, server_bin: Path | None) -> di
         order = [c[0] for c in configs] + list(servers)
         spec_of = {name: (ud, dm) for name, ud, dm in configs}
         for rep in range(a.repeats):
-            if rep and not a.keep_contexts:
-                for eng in (base, spec, adapt):  # a new memory placement each repeat (Engine.remake_contexts)
-                    eng.remake_contexts()
             for pi, prompt in enumerate(prompts):
+                if (rep or pi) and (a.remake == "prompt" or (a.remake == "repeat" and not pi)):
+                    for eng in engines:  # a new memory placement, priced as at load (Engine.remake_contexts)
+                        eng.remake_contexts(reprice=True)
                 # A fresh seeded order for every prompt: a rotation kept each configuration behind
                 # the same one, and target-only always ran right after a llama-server request, on
                 # caches the server had just emptied (tiny pairs, 100% plain: adaptive measured
@@ -255,7 +260,7 @@ def bench_case(case: Case, a: argparse.Namespace, server_bin: Path | None) -> di
             "case": case.name,
             "kind": case.kind,
             "k_max": kmax,
-            "block": len(prompts) if a.repeats > 1 and not a.keep_contexts else 1,
+            "block": len(prompts) if a.repeats > 1 and a.remake == "repeat" else 1,
             "configs": {n: {"tps": t.tps, "tokens": t.tokens, "seconds": t.seconds, "drafted": t.drafted,
                             "accepted": t.accepted, "draft_steps": t.draft_steps, "steps": t.steps,
                             "runs": t.runs}
@@ -272,9 +277,8 @@ def bench_case(case: Case, a: argparse.Namespace, server_bin: Path | None) -> di
     finally:
         for s in servers.values():
             s.close()
-        adapt.close()
-        spec.close()
-        base.close()
+        for eng in reversed(engines):
+            eng.close()
 
 
 def interval(runs_a: list[tuple[int, float]], runs_b: list[tuple[int, float]], n: int = 2000,
@@ -437,9 +441,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--fixed", type=_lengths, default=None,
                     help="the fixed lengths to run, e.g. 1,3,7,15 (default 1-7, 10 and the draft's maximum; "
                          "a large target on a short device lease needs fewer)")
-    ap.add_argument("--keep-contexts", action="store_true",
-                    help="keep each engine's contexts for the whole case; by default they are made again before "
-                         "every repeat, so each configuration is timed on as many memory placements as repeats")
+    ap.add_argument("--remake", choices=("prompt", "repeat", "never"), default="prompt",
+                    help="make every engine's contexts again before each prompt (default), each repeat, or never: "
+                         "each configuration is then timed on that many memory placements")
+    ap.add_argument("--keep-contexts", dest="remake", action="store_const", const="never",
+                    help="the same as --remake never")
     ap.add_argument("--draft-idle", action="store_true",
                     help="also the draft's engine with DFlash off: what a loaded draft costs a plain step")
     a = ap.parse_args(argv)

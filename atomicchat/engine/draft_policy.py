@@ -128,14 +128,15 @@ class AcceptanceProfile:
             prev = pj
         return out
 
-    def upper(self, z: float) -> list[float]:
-        """p[j] raised by z standard errors of its (decayed, prior-padded) trials: what the draft
-        could plausibly accept, for deciding whether a probe has seen enough to stop."""
+    def upper(self, z: float, cap: float = 1.0) -> list[float]:
+        """p[j] raised by z standard errors of its (decayed, prior-padded) trials, to `cap` at most
+        (or p[j] where that is higher): what the draft could plausibly accept, for deciding whether
+        a probe has seen enough to stop."""
         out = self.p()
         for j in range(1, self.k_max + 1):
             n = self.trials[j] + self.prior_weight
             pj = out[j]
-            out[j] = min(1.0, pj + z * (pj * (1.0 - pj) / n) ** 0.5)
+            out[j] = max(pj, min(cap, pj + z * (pj * (1.0 - pj) / n) ** 0.5))
         return out
 
     def expected_tokens(self, k: int, p: list[float] | None = None) -> float:
@@ -542,6 +543,15 @@ class DraftPolicy:
             table.values.pop(1, None)
             table.version += 1
 
+    def forget_costs(self) -> None:
+        """Drop every size's price, as a new load would have none (`Engine.remake_contexts` with
+        `reprice`): on a new context every step may cost something else, and a plain step priced
+        anew next to draft sizes priced on the old one made drafting look up to 1.2x cheaper than
+        it was (SmolLM2 Q4_1, 2026-12-05: a plain step 10-17 ms across contexts of one engine).
+        What the draft was seen to accept, and what a step costs besides its decodes, stay."""
+        self.verify, self.draft, self.bare, self.feed = CostTable(), CostTable(), CostTable(), CostTable()
+        self._best_key = ()
+
     def _best_draft(self, limit: int, p: list[float] | None = None) -> int:
         p = p or self.profile.p()
         rates = [(self.rate(k, p) or 0.0, -k) for k in range(1, limit + 1)]
@@ -621,12 +631,15 @@ class DraftPolicy:
         drafted token accepted goes on, at the length that would pay most at acceptance
         `optimism` standard errors up, while that length could beat a plain step, for at most
         `probe_most` steps in all. A probe that saw nothing accepted stops: a draft that stopped
-        fitting would otherwise be carried by its past acceptance."""
+        fitting would otherwise be carried by its past acceptance. The plausible acceptance stops
+        at `BEST_ACCEPTANCE`: a position with few trials, raised by its prior's weight alone, came
+        out at ~1.0, and length 7 looked best where a length-7 step costs 7.4 plain steps (SmolLM2
+        Q4_1 code: 8 such steps cost 1% of the reply time, 2026-12-05)."""
         if self.optimism <= 0 or self._probe_made >= self.probe_most or self.best(self.k_max) != 0:
             return False
         if not self._probe_acc:  # nothing accepted: no reason to hope (nor stale history to lean on)
             return False
-        p = self.profile.upper(self.optimism)
+        p = self.profile.upper(self.optimism, BEST_ACCEPTANCE)
         k = self._best_draft(self.k_max, p)
         if (self.rate(k, p) or 0.0) <= (self.rate(0) or 0.0):
             return False

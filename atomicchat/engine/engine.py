@@ -270,19 +270,25 @@ class Engine:
         if self.ds is not None:
             self.ds.end, self.ds.kv_len = kept.draft_end, kept.draft_kv_len
 
-    def remake_contexts(self) -> None:
+    def remake_contexts(self, reprice: bool = False) -> None:
         """Free the contexts and make them again with the same parameters: what either cache held
         is gone, the learned acceptance is kept, and a plain step is priced again, since it may cost
-        something else now. Used to resize a hybrid target's snapshots, and by benchmarks to draw a
-        new memory placement: where llama.cpp's buffers land can make every step of one engine up to
-        14% slower for its whole life (tiny-llama, 2-core EPYC: two engines on the same file ran
-        0.99-1.14x of each other across processes, steady within each; a new context re-draws)."""
+        something else now; with `reprice`, every size is, as at load (what a benchmark drawing a
+        new placement stands for). Used to resize a hybrid target's snapshots, and by benchmarks to
+        draw a new memory placement: where llama.cpp's buffers land can make every step of one
+        engine up to 14% slower for its whole life (tiny-llama, 2-core EPYC: two engines on the
+        same file ran 0.99-1.14x of each other across processes, steady within each; a new context
+        re-draws), and 10 against 17 ms a plain step on SmolLM2 Q4_1 (2-core Xeon, 2026-12-05)."""
         self._close_contexts()
         self._open_contexts(*self._ctx_args)
         self._reset_cache()
         if self.policy is not None and self.ds is not None and not self.config.draft_max:
-            self.policy.forget_plain()
-            self._calibrate(CALIBRATION_BUDGET_S / 4, sizes=[0])
+            if reprice:
+                self.policy.forget_costs()
+                self._calibrate(CALIBRATION_BUDGET_S)
+            else:
+                self.policy.forget_plain()
+                self._calibrate(CALIBRATION_BUDGET_S / 4, sizes=[0])
 
     def _calibrate(self, budget_s: float, sizes: list[int] | None = None) -> None:
         """Price a plain step and the policy's sweep sizes on a throwaway prompt while the model

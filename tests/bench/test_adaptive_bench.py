@@ -197,19 +197,31 @@ def test_interval_by_repeat_counts_a_placement_that_slowed_one_engine_for_a_whol
     assert ab.interval(a[:6], b[:6], block=6) == ab.interval(a[:6], b[:6])  # one block: nothing to resample by
 
 
-def test_every_engine_gets_new_contexts_before_each_repeat_but_the_first(tmp_path, monkeypatch, capsys):
+def test_every_engine_gets_new_contexts_before_each_prompt_but_the_first(tmp_path, monkeypatch, capsys):
     from atomicchat.engine import Engine
 
     made = []
     real = Engine.remake_contexts
-    monkeypatch.setattr(Engine, "remake_contexts", lambda self: (made.append(self), real(self))[1])
+    monkeypatch.setattr(Engine, "remake_contexts",
+                        lambda self, reprice=False: (made.append((self, reprice)), real(self, reprice))[1])
     out = tmp_path / "r.json"
     args = ["--cases", "tiny-llama", "--cache", str(tmp_path), "--prompts", "2", "--max-tokens", "12",
             "--fixed", "1,2", "--json", str(out)]
     assert ab.main(args + ["--repeats", "3"]) == 0
-    assert len(made) == 3 * 2 and len(set(map(id, made))) == 3  # target-only, fixed, adaptive; repeats 2 and 3
+    # target-only, and one engine for the fixed lengths and the adaptive policy (tiny-llama is not
+    # hybrid), each remade before 5 of the 6 prompts and priced as at load
+    assert len(made) == 5 * 2 and len({id(e) for e, _ in made}) == 2 and all(r for _, r in made)
     r = json.loads(out.read_text())["results"][0]
-    assert r["block"] == 2 and all(len(c["runs"]) == 6 for c in r["configs"].values())
+    assert r["block"] == 1 and all(len(c["runs"]) == 6 for c in r["configs"].values())
+    made.clear()
+    assert ab.main(args + ["--repeats", "3", "--remake", "repeat"]) == 0
+    assert len(made) == 2 * 2  # before repeats 2 and 3
+    assert json.loads(out.read_text())["results"][0]["block"] == 2  # the interval resamples whole repeats
     made.clear()
     assert ab.main(args + ["--repeats", "2", "--keep-contexts"]) == 0
     assert made == [] and json.loads(out.read_text())["results"][0]["block"] == 1
+    # a hybrid target: the adaptive policy on an engine of its own (it resizes the snapshots)
+    assert ab.main(["--cases", "tiny-qwen35", "--cache", str(tmp_path), "--prompts", "2", "--max-tokens", "12",
+                    "--fixed", "1", "--json", str(out)]) == 0
+    drawn = [e for e, reprice in made if reprice]  # (the policy's snapshot resizes remake without it)
+    assert len(drawn) == 3 and len({id(e) for e in drawn}) == 3

@@ -275,6 +275,13 @@ def test_contexts_made_again_keep_what_the_policy_learned(pair):
         assert fin.stats.n_prompt_cached == 0  # nothing of the old cache survived
         got, _, _ = run(spec, prompt, max_tokens=32, draft_max=4)
         assert got == ref[:32]
+        # priced again as at load (what a benchmark's new placement stands for): every size, afresh
+        old_draft, trials = pol.draft, list(pol.profile.trials)
+        spec.remake_contexts(reprice=True)
+        assert pol.draft is not old_draft and set(pol.draft.values) == {k for k in pol.sweep_sizes() if k}
+        assert pol.rate(0) is not None and list(pol.profile.trials) == trials  # the acceptance learned stays
+        got, _, _ = run(spec, prompt, max_tokens=32)
+        assert got == ref[:32]
 
 
 def test_a_snapshot_resize_keeps_the_conversation(qwen35_pair, monkeypatch):
