@@ -242,6 +242,10 @@ class DraftPolicy:
             return None
         return tokens / (v + d + self._step_cost())
 
+    def _best_case_rate(self, k: int, p_max: float = BEST_ACCEPTANCE) -> float | None:
+        """Tokens per second of a step that drafts k, each position accepted at `p_max`."""
+        return self._draft_rate(k, best_case_tokens(k, p_max))
+
     def _step_cost(self) -> float:
         """What a step costs besides its draft and verify (0 until measured)."""
         return self.step.values.get(1, 0.0)
@@ -449,7 +453,7 @@ class DraftPolicy:
         """The share of the probe budget that drafting's best case earns: what the best length could
         gain over a plain step (`plain` tokens/s) at `BEST_ACCEPTANCE`, over `upside_full`, between
         `upside_floor` and 1."""
-        best = max((self._draft_rate(k, best_case_tokens(k)) or 0.0 for k in range(1, self.k_max + 1)), default=0.0)
+        best = max((self._best_case_rate(k) or 0.0 for k in range(1, self.k_max + 1)), default=0.0)
         return min(1.0, max(self.upside_floor, (best / plain - 1.0) / self.upside_full))
 
     def _sweep_next(self, limit: int) -> int | None:
@@ -485,7 +489,7 @@ class DraftPolicy:
         costs known, e.g. from the load-time calibration. At full acceptance instead, the toy pairs'
         sweeps drafted 15 twice, which pays only above ~97% a position: two steps of ~1.9 ms and a
         graph switch back, against ~0.12 ms plain steps, 2-3% of a 1,536-token benchmark case."""
-        best, plain = self._draft_rate(k, best_case_tokens(k)), self.rate(0)
+        best, plain = self._best_case_rate(k), self.rate(0)
         return best is not None and plain is not None and best < plain
 
     def sweep_sizes(self) -> list[int]:
@@ -520,7 +524,7 @@ class DraftPolicy:
         for i, k in enumerate(sizes):
             if k not in self.draft.values or k + 1 not in self.verify.values:
                 return self.k_max
-            if (self._draft_rate(k, best_case_tokens(k, p_max)) or 0.0) >= plain:
+            if (self._best_case_rate(k, p_max) or 0.0) >= plain:
                 useful = sizes[i + 1] - 1 if i + 1 < len(sizes) else k
         return useful
 
@@ -634,7 +638,7 @@ class DraftPolicy:
         fitting would otherwise be carried by its past acceptance. The plausible acceptance stops
         at `BEST_ACCEPTANCE`: a position with few trials, raised by its prior's weight alone, came
         out at ~1.0, and length 7 looked best where a length-7 step costs 7.4 plain steps (SmolLM2
-        Q4_1 code: 8 such steps cost 1% of the reply time, 2026-12-05)."""
+        Q4_1 code: 8 such steps took the time of 59 plain steps, 2026-12-05)."""
         if self.optimism <= 0 or self._probe_made >= self.probe_most or self.best(self.k_max) != 0:
             return False
         if not self._probe_acc:  # nothing accepted: no reason to hope (nor stale history to lean on)
