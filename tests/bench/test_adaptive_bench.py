@@ -225,3 +225,39 @@ def test_every_engine_gets_new_contexts_before_each_prompt_but_the_first(tmp_pat
                     "--fixed", "1", "--json", str(out)]) == 0
     drawn = [e for e, reprice in made if reprice]  # (the policy's snapshot resizes remake without it)
     assert len(drawn) == 3 and len({id(e) for e in drawn}) == 3
+
+
+def test_llama_server_runs_in_a_block_after_the_engines_unless_interleaved(tmp_path, monkeypatch):
+    """Shuffled in among the engines' replies, llama-server's requests came with a +-5% bias
+    between two engines on plain-only cells (run J): by default they run after all of a case's
+    engine replies, every prompt of every repeat, in a seeded order of their own."""
+    calls: list[str] = []
+
+    class FakeServer:
+        def __init__(self, cmd_for_port, log_path, startup_s=180.0):
+            self.name = log_path.stem
+
+        def close(self):
+            pass
+
+    def fake_run_server(srv, prompt, max_tokens):
+        calls.append(srv.name)
+        return {"tokens": [], "server_tps": 100.0, "drafted": 0, "accepted": 0}
+
+    real_run_once = ab.run_once
+    monkeypatch.setattr(ab.bench, "Server", FakeServer)
+    monkeypatch.setattr(ab.bench, "run_server", fake_run_server)
+    monkeypatch.setattr(ab, "run_once", lambda *a, **k: (calls.append("engine"), real_run_once(*a, **k))[1])
+    binary = tmp_path / "llama-server"
+    binary.write_text("")
+    args = ["--cases", "tiny-llama", "--cache", str(tmp_path), "--prompts", "2", "--max-tokens", "8",
+            "--fixed", "1", "--repeats", "2", "--server-bin", str(binary), "--logs", str(tmp_path / "logs")]
+    assert ab.main(args) == 0
+    engine_calls = 2 * 2 * 3  # target-only, fixed 1, adaptive: 2 prompts x 2 repeats
+    server_calls = [c for c in calls if c != "engine"]
+    assert len(server_calls) == 2 * 2 * 2  # llama-server at k 3 and at the draft's maximum
+    assert calls[:engine_calls] == ["engine"] * engine_calls and "engine" not in calls[engine_calls:]
+    calls.clear()
+    assert ab.main(args + ["--servers", "interleaved"]) == 0
+    first_server = next(i for i, c in enumerate(calls) if c != "engine")
+    assert first_server < engine_calls and len(calls) == engine_calls + len(server_calls)

@@ -363,6 +363,38 @@ def test_a_replys_cold_first_steps_do_not_move_a_known_price():
     assert policy.step.estimate(1) == pytest.approx(1.0)
 
 
+def test_a_length_first_priced_by_its_graph_build_is_still_chosen():
+    """The best length is one the load does not price (3: the sweep prices 1, 2, 4 and 7). The
+    policy first drafts it in a one-off explore step, whose first call also builds the graph (4x
+    here; demo F32's length 3 was priced at 5.4 ms a draft that way, where 2 and 4 cost 1.2 and 1.6
+    ms). Priced at that, it was never run again: the policy drafted 4 throughout the second half,
+    0.944-0.951x of fixed 3 on these seeds. Priced between its settled neighbours until a second
+    call, it is run, priced by its run, and kept: 3 in 84-91% of the second half's steps,
+    0.986-0.990x."""
+    verify = lambda n: 1e-3 + 0.15e-3 * (n - 1)  # noqa: E731 - cheap verifies: drafting pays
+    draft = lambda k: 0.3e-3 + 0.05e-3 * k  # noqa: E731
+    p = [0.95, 0.9, 0.8, 0.3, 0.2]  # the fourth position is seldom accepted: 3 pays most
+    for seed in range(4):
+        policy = calibrated(DraftPolicy(k_max=7), verify, draft)
+        assert 3 not in policy.sweep_sizes()
+        rate, chosen = simulate(policy, verify, draft, geometric(p, 7, seed), graph_build=4.0,
+                                built=set(policy.sweep_sizes()))
+        fixed3 = simulate(FixedPolicy(3), verify, draft, geometric(p, 7, seed))[0]
+        late = chosen[len(chosen) // 2:]
+        assert late.count(3) > 0.6 * len(late), seed
+        assert rate >= 0.97 * fixed3, (seed, rate / fixed3)
+    t = CostTable()
+    for n, v in ((2, 1.0), (4, 2.0)):
+        t.observe(n, v)
+        t.observe(n, v)
+    t.observe(3, 6.0)  # a first call: the graph build
+    assert t.provisional(3) and t.estimate(3) == pytest.approx(1.5)
+    t.observe(3, 1.6)
+    assert not t.provisional(3) and t.estimate(3) == pytest.approx(1.6)
+    t.observe(7, 9.0)  # beyond every settled size: its own price, the only one there is
+    assert t.estimate(7) == pytest.approx(9.0) and t.estimate(6) == pytest.approx(2.0 + 7.0 * 2 / 3)
+
+
 def test_calibrated_first_reply_skips_the_sweeps_long_drafts():
     """A compute-bound CPU quant where no draft pays, however well it fits: calibrated at load, a
     128-token first reply only probes short drafts and stays near plain speed; learning live, the
@@ -609,10 +641,14 @@ def test_a_noisy_burst_does_not_leave_a_paying_draft_plain():
         assert min(ratios[c]) >= 0.95 and mean[c] >= 0.97, ratios
     # the rule's worth is in the bad draws: without it the worst of the six fell to 0.92 (0.94 since
     # probes that saw drafts accepted go on, `optimism`: mean 0.990 with the rule, 0.972 without;
-    # 0.983 and 0.974 since a drafting run ends only after `leave_after` more votes for plain)
+    # 0.983 and 0.974 since a drafting run ends only after `leave_after` more votes for plain; worst
+    # 0.970 and 0.892, mean 0.983 and 0.946 since the upside rule). Since a size priced by its first
+    # call alone is interpolated (`CostTable.provisional`: a length switched into during the burst
+    # no longer keeps that step's price), the policy mostly recovers without the rule too: worst
+    # 0.976 and 0.962, mean 0.991 and 0.989.
     with_rule, without = (DraftPolicy.close_call, 0), (10.0, 0)
-    assert mean[with_rule] > mean[without] + 0.005, ratios
-    assert min(ratios[with_rule]) > min(ratios[without]) + 0.03, ratios
+    assert mean[with_rule] > mean[without], ratios
+    assert min(ratios[with_rule]) > min(ratios[without]) + 0.01, ratios
 
 
 @pytest.mark.parametrize("switch", [1e-3, 4e-3])
