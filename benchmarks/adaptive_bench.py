@@ -12,7 +12,8 @@ neighbour (or a predecessor that emptied the caches) hurts all of them alike:
                    runs: its cost table and acceptance profile persist across the case's prompts, as
                    they do in the app for a loaded model
   server k         llama-server (same vendored llama.cpp, `--spec-draft-n-max k`), with --server and the
-                   k llama.cpp's own default uses (the draft's block size - 1), and the best fixed k seen
+                   k llama.cpp's own default uses (the draft's block size - 1), and the best fixed k seen;
+                   its requests run after all of the case's engine replies (--servers interleaved: among them)
 tokens/s = generated tokens / seconds from the first generated token to the last, summed over the case's
 prompts (llama-server: its predicted_n / predicted_ms). ad/best is adaptive over the best of target-only
 and the fixed lengths, with a 90% bootstrap interval over the paired replies (`interval`): on a noisy
