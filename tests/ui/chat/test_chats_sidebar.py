@@ -15,15 +15,21 @@ def _model(tmp_path):
     return t
 
 
+def _activated(w) -> bool:
+    """Ask for `w` to be the active window until it is. Offscreen, activation races with other
+    test windows closing: one request, then waiting, timed out after 5 s once in CI (2026-12-06)."""
+    if not w.isActiveWindow():
+        w.raise_()
+        w.activateWindow()
+        w.windowHandle().requestActivate()
+    return w.isActiveWindow()
+
+
 def test_ctrl_n_starts_a_new_chat_and_switching_shows_each(make_window, qtbot, tmp_path):
     w = make_window(_model(tmp_path), None, Script(texts=["reply A", "reply B"]))
     send(qtbot, w, "chat A")
     first = w.session.conversation_id
-    w.raise_()
-    w.activateWindow()
-    if not w.isActiveWindow():  # offscreen activation races with other test windows closing
-        w.windowHandle().requestActivate()
-    qtbot.waitUntil(w.isActiveWindow)
+    qtbot.waitUntil(lambda: _activated(w))  # Ctrl+N is a window shortcut: the window must be active
     qtbot.keyClick(w.composer.edit, Qt.Key.Key_N, Qt.KeyboardModifier.ControlModifier)
     assert w.session.conversation_id is None and w.view.currentWidget() is w.view.empty
     send(qtbot, w, "chat B")
