@@ -237,20 +237,24 @@ def bench_case(case: Case, a: argparse.Namespace, server_bin: Path | None) -> di
             random.Random(rep * 1000 + pi).shuffle(out)
             return out
 
-        for rep in range(a.repeats):
-            for pi, prompt in enumerate(prompts):
-                if (rep or pi) and (a.remake == "prompt" or (a.remake == "repeat" and not pi)):
-                    for eng in engines:  # a new memory placement, priced as at load (Engine.remake_contexts)
-                        eng.remake_contexts(reprice=True)
-                for name in shuffled(order, rep, pi):
-                    reply(name, prompt)
-        # llama-server in a block of its own (the default): shuffled in among the engines' replies,
-        # its requests came with a +-5% bias between two engines on plain-only cells (run J,
-        # tiny-llama 1.047 and tiny-llama-own 0.930 of target-only; 0.984 and 0.991 without it)
-        for rep in range(a.repeats if servers and not interleaved else 0):
-            for pi, prompt in enumerate(prompts):
-                for name in shuffled(list(servers), rep, pi):
-                    reply(name, prompt)
+        def rounds(names: list[str], remake: bool) -> None:
+            """Every prompt of every repeat, `names` in a fresh order each; with `remake`, the
+            engines drawn anew first as `--remake` says."""
+            for rep in range(a.repeats):
+                for pi, prompt in enumerate(prompts):
+                    if remake and (rep or pi) and (a.remake == "prompt" or (a.remake == "repeat" and not pi)):
+                        for eng in engines:  # a new memory placement, priced as at load (Engine.remake_contexts)
+                            eng.remake_contexts(reprice=True)
+                    for name in shuffled(names, rep, pi):
+                        reply(name, prompt)
+
+        rounds(order, remake=True)
+        if not interleaved:
+            # llama-server in a block of its own (the default): shuffled in among the engines'
+            # replies, its requests came with a +-5% bias between two engines on plain-only cells
+            # (run J, tiny-llama 1.047 and tiny-llama-own 0.930 of target-only; 0.984 and 0.991
+            # without it)
+            rounds(list(servers), remake=False)
         ref = tallies["target-only"].outputs
         differs: dict[str, str] = {}
         engine_differs: dict[str, dict[str, Any]] = {}

@@ -71,7 +71,7 @@ class CostTable:
             if settled:
                 lo, hi = min(settled), max(settled)
                 settled.update({m: v for m, v in self.values.items() if m < lo or m > hi})
-            self._eff, self._eff_version = settled or dict(self.values), self.version
+            self._eff, self._eff_version = settled or self.values, self.version
         return self._eff
 
     def count(self, n: int) -> int:
