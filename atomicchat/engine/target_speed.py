@@ -58,9 +58,13 @@ def far_prompt(eng: Any, depth: int) -> list[int]:
 
 
 def measure(
-    eng: Any, should_stop: Callable[[], bool] = lambda: False, near_tokens: int = NEAR_TOKENS
+    eng: Any,
+    should_stop: Callable[[], bool] = lambda: False,
+    near_tokens: int = NEAR_TOKENS,
+    far_budget_s: float = FAR_BUDGET_S,
 ) -> TargetSpeed:
-    """Target-only speed after a short and, when affordable, a long prompt."""
+    """Target-only speed after a short and, when affordable (its prefill estimated to take at most
+    far_budget_s), a long prompt."""
     near_prompt = eng.chat_prompt([{"role": "user", "content": NEAR_PROMPT}], enable_thinking=False)
     near = _run(eng, near_prompt, near_tokens, should_stop)
     s = near.stats
@@ -68,7 +72,7 @@ def measure(
         raise EngineError("The baseline measurement produced too few tokens; try again.")
     n_new = s.n_prompt - s.n_prompt_cached
     prefill_tps = max(s.tokens_per_second, n_new / s.prefill_seconds if n_new >= 8 and s.prefill_seconds > 0 else 0.0)
-    depth = int(min(FAR_DEPTH, int(eng.n_ctx) - FAR_TOKENS - 16, prefill_tps * FAR_BUDGET_S))
+    depth = int(min(FAR_DEPTH, int(eng.n_ctx) - FAR_TOKENS - 16, prefill_tps * far_budget_s))
     far = None
     n_far = 0
     if depth >= FAR_MIN_DEPTH:
