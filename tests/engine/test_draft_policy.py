@@ -147,6 +147,35 @@ def test_cost_table_interpolates_and_extrapolates():
     assert one.estimate(2) == pytest.approx(2.0)  # never cheaper than the smallest seen
 
 
+def test_cost_table_estimates_follow_every_observation_despite_the_memo():
+    t = CostTable(drop_first=False)
+    t.observe(1, 1.0)
+    t.observe(5, 3.0)
+    assert t.estimate(3) == pytest.approx(2.0) and t.estimate(3) is t.estimate(3)  # memoized
+    for _ in range(3):
+        t.observe(5, 5.0)  # the median of 3, 5, 5, 5: 5
+    assert t.estimate(3) == pytest.approx(3.0) and t.estimate(5) == pytest.approx(5.0)
+    t.samples.pop(1), t.values.pop(1)  # as DraftPolicy.forget_plain does, with the version bumped
+    t.version += 1
+    assert t.estimate(3) == pytest.approx(5.0)  # flat below the smallest size left
+    t.observe(2, 4.0)
+    t.observe(2, 6.0)
+    assert t.values[2] == pytest.approx(5.0)  # an even count: the mean of the middle two
+
+
+def test_profile_expected_tokens_for_every_length_at_once_match_one_by_one():
+    p = AcceptanceProfile(k_max=7)
+    rnd = random.Random(3)
+    for _ in range(40):
+        k = rnd.randint(1, 7)
+        p.observe(k, min(k, int(rnd.expovariate(0.4))))
+        probs = p.p()
+        assert p.p() is probs  # cached until the next observation
+        assert p.expected_all(7) == [p.expected_tokens(k) for k in range(8)]  # the same sums, exactly
+        up = p.upper(1.0)
+        assert up is not probs and p.expected_all(5, up) == [p.expected_tokens(k, up) for k in range(6)]
+
+
 def test_profile_is_conditional_on_the_previous_position():
     p = AcceptanceProfile(k_max=4, decay=1.0)
     for _ in range(50):
