@@ -13,7 +13,7 @@ import pytest
 from atomicchat import demo
 from atomicchat.engine import Engine, EngineConfig, Finished, GenParams, Step
 from atomicchat.engine.errors import ModelFileError
-from atomicchat.engine.proc import EngineCrashed, EngineProcess
+from atomicchat.engine.proc import EngineCrashed, EngineProcess, EngineStopped
 from atomicchat.engine.proc import client as proc_client
 from atomicchat.engine.tiny_models import TargetSpec, write_target
 
@@ -141,3 +141,26 @@ def test_the_reason_names_llama_cpps_own_line():
         "llama.cpp reported GGML_ASSERT(hparams.n_layer_all > 0 && hparams.n_layer_all <= LLAMA_MAX_LAYERS) failed")
     assert proc_client._reason("", -9).startswith("it was killed (SIGKILL")
     assert proc_client._reason("", -6) == "it ended with SIGABRT" and proc_client._reason("", 3) == "it exited with code 3"
+
+
+def test_a_load_the_app_ends_on_exit_is_stopped_not_a_crash(llama_pair):
+    """Quitting while a model loads ends its process after 3 s (EngineHost.close -> kill_all). That
+    kill is the app's own: the load gives EngineStopped with a plain sentence, not a "crash" with
+    SIGKILL blamed on memory (seen on a loaded CI box: a traceback on quitting the app)."""
+    cfg = EngineConfig(llama_pair.target, llama_pair.draft, n_ctx=512, n_threads=1)
+    pids: list[int] = []
+
+    def progress(stage: str, value: float) -> None:  # the load is under way: the app quits now
+        if not pids:
+            pids.extend(c.pid for c in list(proc_client._LIVE) if c.alive())
+            assert proc_client.kill_all() == 1
+
+    with pytest.raises(EngineStopped, match="stopped while loading: the app is closing") as info:
+        EngineProcess(cfg, progress=progress)
+    assert "crashed" not in str(info.value) and "SIGKILL" not in str(info.value)
+    assert len(pids) == 1 and _gone(pids[0])
+    with EngineProcess(cfg) as child:  # a kill of its own is still a crash
+        os.kill(child.pid, signal.SIGKILL)
+        with pytest.raises(EngineCrashed, match="crashed") as crash:
+            child.tokenize("hi")
+        assert not isinstance(crash.value, EngineStopped)

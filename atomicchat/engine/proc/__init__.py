@@ -3,6 +3,6 @@ kills end the child, never the app. `EngineProcess` has the Engine's interface (
 chat_prompt, tokenize, generate, close); `protocol` holds the messages; `child` runs in the child.
 """
 
-from atomicchat.engine.proc.client import EngineCrashed, EngineProcess
+from atomicchat.engine.proc.client import EngineCrashed, EngineProcess, EngineStopped
 
-__all__ = ["EngineCrashed", "EngineProcess"]
+__all__ = ["EngineCrashed", "EngineProcess", "EngineStopped"]

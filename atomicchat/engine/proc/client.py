@@ -36,6 +36,11 @@ class EngineCrashed(EngineError):
     """The engine process died or stopped answering; the model must be loaded again."""
 
 
+class EngineStopped(EngineCrashed):
+    """The app ended the engine process itself (`kill_all`, on exit while a load or a stuck call
+    ran): nothing went wrong, so nothing is reported as a crash."""
+
+
 _ASSERT_RE = re.compile(r"(GGML_ASSERT\(.*\) failed|GGML_ABORT.*|error: .*|terminate called .*|.*Killed.*)")
 
 
@@ -61,10 +66,12 @@ _LIVE: weakref.WeakSet[EngineProcess] = weakref.WeakSet()
 
 
 def kill_all() -> int:
-    """End every engine child of this process now (app exit while a load or a hang is under way)."""
+    """End every engine child of this process now (app exit while a load or a hang is under way).
+    What was waiting on one gets an EngineStopped, not a crash: the kill was ours."""
     n = 0
     for child in list(_LIVE):
         if child.alive():
+            child._stopped = True
             child._kill()
             n += 1
     return n
@@ -92,6 +99,7 @@ class EngineProcess:
         self._ev = Connection(ev_r, writable=False)
         self._ids = itertools.count(1)
         self._closed = False
+        self._stopped = False  # ended by kill_all
         _LIVE.add(self)
         self.config = config
         try:
@@ -172,8 +180,10 @@ class EngineProcess:
             self._proc.wait(2.0)
         except subprocess.TimeoutExpired:
             self._kill()
-        reason = _reason(self._stderr_tail(), self._proc.poll())
         self._closed = True
+        if self._stopped:
+            return EngineStopped(f"The model was stopped while {doing}: the app is closing.")
+        reason = _reason(self._stderr_tail(), self._proc.poll())
         return EngineCrashed(f"The model crashed while {doing}: {reason}. The chat is kept; reload the model to go on.")
 
     def _error(self, msg: p.Failed) -> Exception:

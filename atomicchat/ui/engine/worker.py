@@ -50,6 +50,20 @@ def _default_factory(config: EngineConfig, progress: Callable[[str, float], None
     return EngineProcess(config, progress=progress)
 
 
+def _log_failure(what: str, exc: BaseException, sentence_only: bool = False) -> None:
+    """A failed request in the log, with its traceback unless `sentence_only` and the engine wrote a
+    sentence for it. An engine process the app ended itself on exit (EngineStopped) is no failure:
+    a line at info (a load cut short by quitting used to print the traceback of a "crash")."""
+    from atomicchat.engine.proc import EngineStopped
+
+    if isinstance(exc, EngineStopped):
+        log.info("%s stopped: %s", what, exc)
+    elif sentence_only and isinstance(exc, EngineError):
+        log.warning("%s failed: %s", what, exc)
+    else:
+        log.warning("%s failed", what, exc_info=True)
+
+
 def _is_crash(exc: BaseException) -> bool:
     from atomicchat.engine.proc import EngineCrashed
 
@@ -117,7 +131,7 @@ class EngineWorker(QObject):
                 req = replace(req, draft_path=None)
                 engine = self._make(req)
         except BaseException as exc:  # noqa: BLE001 - the worker must survive anything
-            log.warning("model load failed", exc_info=True)
+            _log_failure("model load", exc)
             self.failed.emit(WorkerFailure(0, "load", _user_message(exc)))
             return
         self._engine, self._request = engine, req
@@ -144,7 +158,7 @@ class EngineWorker(QObject):
                 return
             self._run_generation(req)
         except BaseException as exc:  # noqa: BLE001
-            log.warning("generation failed", exc_info=True)
+            _log_failure("generation", exc)
             self.failed.emit(WorkerFailure(req.req_id, self._kind(exc, "generate"), _user_message(exc)))
         finally:
             self._forget(req.req_id)
@@ -206,8 +220,7 @@ class EngineWorker(QObject):
             speed = target_speed.measure(eng, lambda: self._is_cancelled(req_id), max_tokens)
             self.baseline.emit(BaselineResult(req_id, speed.tokens_per_second, str(eng.info.device), speed))
         except BaseException as exc:  # noqa: BLE001
-            # a sentence for the log; the traceback only for what no sentence was written for
-            log.warning("baseline failed: %s", exc, exc_info=not isinstance(exc, EngineError))
+            _log_failure("baseline", exc, sentence_only=True)
             self.failed.emit(WorkerFailure(req_id, self._kind(exc, "baseline"), _user_message(exc)))
         finally:
             self._forget(req_id)
