@@ -86,19 +86,23 @@ class EngineHost(QObject):
     def close(self, timeout_ms: int = 60000) -> bool:
         """Stop the running request, free the model on its own thread, and join the thread.
 
-        A generation stops within one step. A load, or an engine that stopped answering, gets 3 s;
-        then its process is ended, which frees the thread (never a destroyed running QThread, which
-        would abort the app)."""
+        A generation stops within one step. A load under way has its process ended at once (it
+        cannot stop early, and waiting delayed the exit by 3 s); loads still queued are skipped. An
+        engine that stopped answering gets 3 s; then its process is ended, which frees the thread
+        (never a destroyed running QThread, which would abort the app)."""
         if self._closed:
             return True
         self._closed = True
+        from atomicchat.engine.proc.client import kill_all
+
         for req_id in range(1, self._next_id + 1):
             self.worker.cancel(req_id)
+        if self.worker.begin_close():  # a load cannot stop early: waiting would only delay the exit
+            log.info("ending the model load under way: the app is closing")
+            kill_all()
         self._shutdown.emit()
         done = self.thread.wait(min(timeout_ms, 3000))
-        if not done:  # a load or a hung call in the engine process: end the process, the thread follows
-            from atomicchat.engine.proc.client import kill_all
-
+        if not done:  # a hung call in the engine process: end the process, the thread follows
             log.warning("the engine did not stop within 3 s; ending its process")
             kill_all()
             done = self.thread.wait(max(0, timeout_ms - 3000))

@@ -99,11 +99,19 @@ class EngineWorker(QObject):
         self._request: EngineConfig | None = None
         self._lock = threading.Lock()
         self._cancelled: set[int] = set()
+        self._closing = threading.Event()  # the app is closing: loads still queued do not start
+        self._loading = threading.Event()  # a load is under way on the worker thread
 
     # called from the UI thread ---------------------------------------------------------------
     def cancel(self, req_id: int) -> None:
         with self._lock:
             self._cancelled.add(req_id)
+
+    def begin_close(self) -> bool:
+        """The app is closing: loads not yet started are skipped. Returns whether a load is under
+        way now (it cannot stop early; the host ends its process instead of waiting)."""
+        self._closing.set()
+        return self._loading.is_set()
 
     def _is_cancelled(self, req_id: int) -> bool:
         with self._lock:
@@ -116,10 +124,20 @@ class EngineWorker(QObject):
     # worker-thread slots ------------------------------------------------------------------
     @Slot(object)
     def load(self, req: EngineConfig) -> None:
+        if self._closing.is_set():
+            log.info("model load skipped: the app is closing")
+            return
         if self._engine is not None and self._request == req:
             self.ready.emit(ModelReady(req, self._engine.info))
             return
         self._close_engine()
+        self._loading.set()
+        try:
+            self._load(req)
+        finally:
+            self._loading.clear()
+
+    def _load(self, req: EngineConfig) -> None:
         warning = ""
         try:
             try:
