@@ -190,15 +190,10 @@ class AcceptanceProfile:
         return out
 
     def expected_tokens(self, k: int, p: list[float] | None = None) -> float:
-        p = p or self.p()
-        total, run = 1.0, 1.0
-        for j in range(1, k + 1):
-            run *= p[j]
-            total += run
-        return total
+        return self.expected_all(k, p)[k]
 
     def expected_all(self, limit: int, p: list[float] | None = None) -> list[float]:
-        """expected_tokens(k, p) for k = 0..limit in one pass (the same sums, term by term)."""
+        """Expected tokens of a step that drafts k, for k = 0..limit, in one pass."""
         p = p or self.p()
         out, total, run = [1.0], 1.0, 1.0
         for j in range(1, limit + 1):
