@@ -228,6 +228,12 @@ class DraftPolicy:
     # itself at the least. The close-call budget does not: after a burst of load made drafting dear
     # for a while, the gain looks small on those prices, and close calls are how drafting resumes.
     upside_full: float = 0.15
+    # The sweep drafts a length only where, at `BEST_ACCEPTANCE`, it could beat a plain step by this
+    # share: below it, what the sweep could find is worth less than its steps cost in a short first
+    # reply (SmolLM2 Q4_1 on 2 threads: lengths 2-4 could gain 7-13% at 90% a position, and the
+    # sweep's six draft steps and what followed them made the first reply 0.86x of target-only).
+    # Probes, paced by their budget, still learn the draft's acceptance there.
+    sweep_upside: float = 0.25
     upside_floor: float = 0.125
     probe_steps: int = 2  # draft steps of one length a probe makes: the first pays the graph switch
     leave_after: int = 3  # draft steps in a row that plain must look best for before a drafting run ends
@@ -545,7 +551,7 @@ class DraftPolicy:
         sweeps drafted 15 twice, which pays only above ~97% a position: two steps of ~1.9 ms and a
         graph switch back, against ~0.12 ms plain steps, 2-3% of a 1,536-token benchmark case."""
         best, plain = self._best_case_rate(k), self.rate(0)
-        return best is not None and plain is not None and best < plain
+        return best is not None and plain is not None and best < plain * (1.0 + self.sweep_upside)
 
     def sweep_sizes(self) -> list[int]:
         """The sizes the sweep prices, in order: 1, a plain step (0), then doubling lengths to k_max."""
