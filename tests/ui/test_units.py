@@ -122,3 +122,22 @@ def test_speedup_compares_with_the_target_alone_at_the_replys_own_context_positi
     tip = stats_tooltip(deep, base)
     assert "context positions (901-1100): 50.0 tok/s" in tip
     assert "100.0 tok/s after a short prompt and 50.0 tok/s 1000 tokens into a chat" in tip
+
+
+def test_a_reply_that_drafted_nothing_is_not_called_slower_than_the_target():
+    """The first-run model on a 2-core CPU: the policy took target steps only, and the reply, streaming
+    into the window, ran at 0.93x of the baseline measured with the window idle, as target-only replies
+    did in the same app (0.91-1.02x). No ratio, no 'slower', no offer to turn DFlash off: the draft
+    did nothing to blame. The tooltip says why there were no drafts and what the target alone did."""
+    from atomicchat.ui.chat.stats_format import NO_DRAFTS, stats_tooltip
+
+    plain = ReplyStats(n_generated=86, generate_seconds=86 / 60.2, n_steps=86, used_draft=True)
+    t = format_stats(plain, flat(64.8))
+    assert (t.mode, t.speed, t.drafting) == ("DFlash", "60.2 tok/s", NO_DRAFTS)
+    assert t.speedup == t.acceptance == t.tau == "" and not t.slower
+    tip = stats_tooltip(plain, flat(64.8))
+    assert "No drafts in this reply" in tip and "measured at 64.8 tok/s" in tip and "Acceptance" not in tip
+    one_draft = ReplyStats(n_generated=86, generate_seconds=86 / 60.2, n_steps=85, n_drafted=2, n_accepted=1,
+                           n_draft_steps=1, used_draft=True)
+    assert format_stats(one_draft, flat(64.8)).slower  # a draft step was taken: the ratio is the draft's
+    assert format_stats(ReplyStats(n_generated=1, n_steps=1, used_draft=True), flat(64.8)).acceptance == "acceptance –"

@@ -30,6 +30,9 @@ def speedup(stats: ReplyStats, baseline: TargetSpeed | None) -> float | None:
     return stats.tokens_per_second / base
 
 
+NO_DRAFTS = "no drafts: target steps only, as drafting looked slower here"
+
+
 @dataclass(frozen=True)
 class StatsText:
     speed: str  # "123.4 tok/s" or "1 token"
@@ -61,6 +64,11 @@ def format_stats(stats: ReplyStats, baseline: TargetSpeed | None) -> StatsText:
     speed = f"{stats.tokens_per_second:.1f} tok/s" if stats.has_rate else _count(stats.n_generated)
     if not stats.used_draft:
         return StatsText(speed, "", "", "", "target only")
+    if stats.n_steps > 1 and not stats.n_draft_steps:
+        # Every step was the target's own: a ratio to the baseline would only measure the window and
+        # the host's noise (in the app, target-only replies ran at 0.91-1.02x of it on a 2-core CPU,
+        # as did these), and "slower" with an offer to turn DFlash off would blame the draft for it.
+        return StatsText(speed, "", "", "", "DFlash", drafting=NO_DRAFTS)
     acc = (
         f"acceptance {stats.acceptance:.0%} ({stats.n_accepted}/{stats.n_drafted})"
         if stats.n_drafted
@@ -85,7 +93,18 @@ def stats_tooltip(stats: ReplyStats, baseline: TargetSpeed | None) -> str:
         f"Generated {stats.n_generated} tokens in {stats.generate_seconds:.2f} s "
         f"(prompt {stats.n_prompt} tokens, {stats.n_prompt_cached} reused, prefill {stats.prefill_seconds:.2f} s)."
     ]
-    if stats.used_draft:
+    if stats.used_draft and stats.n_steps > 1 and not stats.n_draft_steps:
+        lines.append(
+            "No drafts in this reply: the draft length is chosen each step from the measured cost of drafting "
+            "and verifying on this machine and how often drafts were accepted, and here a plain target step "
+            "looked faster every time. The draft stays loaded and is tried again now and then, so the speed "
+            "is the target's own."
+        )
+        b = baseline_tps(stats, baseline)
+        if baseline is not None and b:
+            lines.append(f"The target alone was measured at {b:.1f} tok/s at these context positions, with the "
+                         "window idle; a reply streaming into the window can run a few percent below that.")
+    elif stats.used_draft:
         lines.append(
             f"Acceptance: {stats.n_accepted} of {stats.n_drafted} drafted tokens were accepted. "
             f"τ: {stats.tau:.2f} tokens per target step on average ({stats.n_draft_steps} draft steps)."
