@@ -25,6 +25,7 @@ class Script:
     step_delay: float = 0.0  # seconds per step
     accept_pattern: tuple[int, ...] = (3, 0, 5, 1)  # accepted draft tokens per step (cycled)
     draft_max: int = 7
+    plain_only: bool = False  # with a draft: every step plain, as the adaptive policy does where drafting cannot pay
     fail_after_steps: int | None = None  # raise DecodeError after this many steps
     load_error: Exception | None = None
     calls: list[dict] = field(default_factory=list)  # what generate() was asked
@@ -68,6 +69,7 @@ class FakeEngine:
         s.calls[-1]["params"] = params
         stats = GenStats(n_prompt=len(tokens))
         use_draft = params.use_draft and self.info.draft_name is not None
+        drafts = use_draft and not s.plain_only
         t0 = time.perf_counter()
         pos, step = 0, 0
         while pos < len(text):
@@ -76,7 +78,7 @@ class FakeEngine:
                 return
             if s.fail_after_steps is not None and step >= s.fail_after_steps:
                 raise DecodeError("llama.cpp failed while evaluating a batch (test failure).")
-            acc = s.accept_pattern[step % len(s.accept_pattern)] if use_draft else 0
+            acc = s.accept_pattern[step % len(s.accept_pattern)] if drafts else 0
             n_tok = acc + 1
             piece = text[pos : pos + s.piece * n_tok]
             pos += len(piece)
@@ -84,7 +86,7 @@ class FakeEngine:
                 time.sleep(s.step_delay)
             stats.n_generated += n_tok
             stats.n_steps += 1
-            if use_draft:
+            if drafts:
                 stats.n_drafted += s.draft_max
                 stats.n_accepted += acc
                 stats.n_draft_steps += 1
@@ -95,7 +97,7 @@ class FakeEngine:
                 list(range(n_tok)),
                 piece,
                 [True] * acc + [False],
-                s.draft_max if use_draft else 0,
+                s.draft_max if drafts else 0,
                 acc,
                 replace(stats),
                 draft_chars=len(piece) * acc // n_tok,

@@ -62,6 +62,7 @@ class MessageWidget(QFrame):
         self._colour = colour_drafts
         self._streaming = False
         self._error = ""
+        self._relayout_due = False
         is_user = message.role == "user"
         self.setObjectName("userMessage" if is_user else "assistantMessage")
         self.setFrameShape(QFrame.Shape.NoFrame)
@@ -159,6 +160,21 @@ class MessageWidget(QFrame):
         """Place the stats bar below the new body height before anything paints (else it overlaps)."""
         layout = self.layout()
         if layout is not None:
+            layout.activate()
+        self.geometry_changed.emit()
+        if not self._relayout_due:
+            # Once more after the pass under way: a body resized by this widget's own layout (the
+            # window narrowed) reflows inside that pass, which goes on placing the stats bar by the
+            # height the body had a moment before. Narrowed to 600 px, a body reflowed to 211 px
+            # and back to 147 left the bar 64 px down, below the reply and clipped, for good.
+            self._relayout_due = True
+            QTimer.singleShot(0, self._relayout_again)
+
+    def _relayout_again(self) -> None:
+        self._relayout_due = False
+        layout = self.layout()
+        if layout is not None:
+            layout.invalidate()
             layout.activate()
         self.geometry_changed.emit()
 

@@ -66,8 +66,9 @@ class StatsBar(QWidget):
             label.setVisible(bool(text))
         self.measure.setVisible(stats.used_draft and baseline is None)
         self.dflash_off.setVisible(t.slower)
-        self.chart.setVisible(stats.used_draft)
-        if stats.used_draft:
+        drafted = stats.used_draft and stats.n_draft_steps > 0  # no drafts: a flat line read as a stray rule
+        self.chart.setVisible(drafted)
+        if drafted:
             self.chart.set_values(stats.step_accepted, draft_max)
         self.setToolTip(stats_tooltip(stats, baseline))
 

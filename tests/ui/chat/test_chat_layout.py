@@ -96,3 +96,30 @@ def test_switching_chats_leaves_nothing_of_the_previous_one(make_window, qtbot, 
     outer.exec()
     assert seen and all(m not in second_widgets for m in seen)
     assert [m.text for m in seen] == ["first chat", "First reply with some words."]
+
+
+CODE_REPLY = (
+    "```python\ndef count_lines(filename):\n    with open(filename, 'r') as f:\n"
+    "        lines = [line.strip() for line in f]\n    return sum(line.strip() for line in lines if line)\n```\n\n"
+    "This function reads a file line by line and counts the number of lines. The `with` statement ensures "
+    "that the file is closed automatically when the function ends.\n"
+)
+
+
+@pytest.mark.parametrize("plain_only", [False, True])
+def test_the_stats_bar_stays_inside_its_reply_when_the_window_narrows(make_window, qtbot, qapp, tmp_path, plain_only):
+    """The screenshot script's narrow picture (1280 -> 600 px) had no stats bar: the reply's body
+    reflowed to an intermediate width (211 px high) and back (147 px) inside the message's own layout
+    pass, which went on placing the bar by the taller body, 64 px below the reply's bottom, clipped,
+    and nothing laid it out again. Every width, both ways, with drafts and with none."""
+    t, d = _model(tmp_path)
+    w = make_window(t, d, Script(texts=[CODE_REPLY], plain_only=plain_only))
+    w.resize(1280, 820)
+    send(qtbot, w, "Write a function that reads a file and counts lines")
+    for width in (600, 1280, 480, 950, 600):
+        w.resize(width, 820)
+        qtbot.wait(50)
+        reply = last_widget(w)
+        bar, body = reply.stats_bar.geometry(), reply.body.geometry()
+        assert reply.stats_bar.isVisible() and reply.stats_bar.chart.isVisible() == (not plain_only)
+        assert bar.top() >= body.bottom() and bar.bottom() <= reply.contentsRect().bottom(), (width, body, bar, reply.rect())
