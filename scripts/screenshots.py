@@ -52,7 +52,8 @@ def _xvfb() -> tuple[subprocess.Popen[bytes] | None, str]:
 
 
 def _figures(bar) -> str:  # noqa: ANN001 - the stats bar under a reply, as the user reads it
-    parts = [bar.mode.text(), bar.speed.text(), bar.acceptance.text(), bar.speedup.text()]
+    parts = [bar.mode.text(), bar.speed.text(), bar.acceptance.text(), bar.tau.text(), bar.drafting.text(),
+             bar.speedup.text()]
     return " · ".join(p for p in parts if p) + ("" if bar.speedup.text() else " (no speedup figure)")
 
 
