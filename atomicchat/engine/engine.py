@@ -21,6 +21,7 @@ from atomicchat.engine import chat
 from atomicchat.engine import attention, device_info, device_sampling
 from atomicchat.engine.detok import Detokenizer
 from atomicchat.engine.draft_policy import DraftPolicy, FixedPolicy
+from atomicchat.engine.repetition import LoopGuard
 from atomicchat.engine.draft_side import DraftSide
 from atomicchat.engine.errors import ContextFullError, DecodeError, EngineError, check_decode
 from atomicchat.engine.ext import load_ext
@@ -580,6 +581,7 @@ class Engine:
         seq = list(prompt)  # prompt + every sampled token
         out: list[int] = []
         stop = should_stop or (lambda: False)
+        loops = LoopGuard() if params.stop_loops else None
         try:
             t0 = time.perf_counter()
             cached = self._prepare_cache(prompt, plan.use_draft)
@@ -595,6 +597,8 @@ class Engine:
                 _count_step(stats, acc, n_drafted)
                 seq.extend(acc)
                 emit, reason = (acc[:-1], "eos") if self.target.is_eog(acc[-1]) else (acc, None)
+                if loops is not None and (j := loops.feed_all(emit)) is not None:
+                    emit, reason = emit[: j + 1], "repetition"  # token by token: the same cut with or without a draft
                 out.extend(emit)
                 stats.n_generated = len(out)
                 stats.generate_seconds = time.perf_counter() - t_gen

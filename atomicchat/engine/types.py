@@ -38,6 +38,9 @@ class GenParams:
     seed: int | None = None  # None: a fresh random seed per generation
     use_draft: bool = True  # False: target-only even when a draft is loaded (baselines)
     draft_max: int | None = None  # per-call override, clamped to the loaded maximum
+    # End the reply once it has become a loop (engine/repetition.py; reason "repetition"). Off by
+    # default so the engine matches llama.cpp token for token; the app's chats turn it on.
+    stop_loops: bool = False
 
     def __post_init__(self) -> None:
         """NaN or infinite sampling values reach llama.cpp's samplers as garbage; refuse them here."""
@@ -81,7 +84,7 @@ class Step:
 
 @dataclass(frozen=True)
 class Finished:
-    reason: str  # "eos" | "length" | "cancelled" | "context"
+    reason: str  # "eos" | "length" | "cancelled" | "context" | "repetition"
     stats: GenStats
     tokens: list[int] = field(default_factory=list)  # everything generated
     text: str = ""

@@ -35,7 +35,7 @@ class Delta:
 
 @dataclass(frozen=True)
 class Done:
-    reason: str  # the engine's: "eos" | "length" | "context" | "cancelled"
+    reason: str  # the engine's: "eos" | "length" | "context" | "cancelled" | "repetition"
     stats: GenStats
     tokens: tuple[int, ...]
 

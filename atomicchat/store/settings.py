@@ -33,6 +33,7 @@ class AppSettings:
     draft_max: int = 0  # 0: the draft's own block size - 1 (None in EngineConfig; a stored value is a number)
     enable_thinking: bool = False  # DFlash drafts are trained on non-thinking output
     colour_draft_tokens: bool = False
+    stop_loops: bool = True  # end a reply that keeps repeating one block (engine/repetition.py)
     target_path: str = ""  # the chosen model; "" means pick automatically
     draft_path: str = ""
     sampling_from_model: bool = True  # the publisher's recommended sampling when the model has one
@@ -62,7 +63,7 @@ class AppSettings:
         """One reply's parameters: the sampling chosen for it (settings or the model's recommendation)."""
         return gen_params(max_tokens=self.max_tokens, temperature=float(temperature), top_k=int(top_k),
                           top_p=float(top_p), min_p=float(min_p), seed=seed, use_draft=use_draft,
-                          draft_max=self.draft_max)
+                          draft_max=self.draft_max, stop_loops=self.stop_loops)
 
     def clamped(self) -> AppSettings:
         """A copy with every number inside the range the engine accepts."""
@@ -79,6 +80,7 @@ class AppSettings:
             draft_max=min(max(int(self.draft_max), 0), 64),
             enable_thinking=bool(self.enable_thinking),
             colour_draft_tokens=bool(self.colour_draft_tokens),
+            stop_loops=bool(self.stop_loops),
             target_path=self.target_path,
             draft_path=self.draft_path,
             draft_off_for=self.draft_off_for,

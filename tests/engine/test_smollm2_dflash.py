@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from atomicchat import first_run
-from tests.engine.helpers import engine, gguf_arch, gguf_tokens, lossless_totals
+from tests.engine.helpers import engine, gguf_arch, gguf_tokens, lossless_totals, run
 
 # Measured on the shipped files (llama-cpp-python 0.3.36, 1 thread, draft_max 7, 64 new tokens on these
 # three prompts), 2-core AMX Xeon, 2026-12-05. Round-4 draft: on llama.cpp built without llamafile kernels
@@ -72,3 +72,25 @@ def test_smollm2_dflash_is_lossless_and_accepts(engines):
     assert drafted > 0 and steps > 0
     assert accepted / drafted >= ACCEPTANCE_FLOOR, (accepted, drafted)
     assert accepted / steps + 1 >= TAU_FLOOR, (accepted, steps)
+
+
+def test_a_reply_that_loops_ends_at_the_same_token_with_or_without_the_draft(engines):
+    """SmolLM2 asked for a poem repeats one stanza to the token limit. With `stop_loops` (the app's
+    chats) the reply ends once the stanza has come back four times, at the token where the guard
+    trips, with reason "repetition"; everything before it is the unguarded reply's; and DFlash, whose
+    steps yield several tokens, ends at the same token (the guard sees them one at a time)."""
+    from atomicchat.engine.repetition import LoopGuard
+
+    base, spec = engines
+    prompt = base.chat_prompt([{"role": "user", "content": "Write a poem about the sea."}])
+    guarded = run(base, prompt, max_tokens=320, stop_loops=True)[1]
+    assert guarded.reason == "repetition", guarded.reason
+    n = len(guarded.tokens)
+    free = run(base, prompt, max_tokens=n + 16)[1]  # without the guard it goes on, the same tokens up to there
+    assert free.reason == "length" and free.tokens[:n] == guarded.tokens
+    guard = LoopGuard()
+    assert guard.feed_all(guarded.tokens) == n - 1 and guard.period > 0
+    assert guarded.text.count(guarded.text[-40:]) >= 3  # its tail is one of several copies
+    for draft_max in (7, 3):
+        drafted = run(spec, prompt, max_tokens=320, stop_loops=True, draft_max=draft_max)[1]
+        assert drafted.reason == "repetition" and drafted.tokens == guarded.tokens, draft_max

@@ -25,6 +25,7 @@ class Script:
     step_delay: float = 0.0  # seconds per step
     accept_pattern: tuple[int, ...] = (3, 0, 5, 1)  # accepted draft tokens per step (cycled)
     draft_max: int = 7
+    finish_reason: str = "eos"  # what the reply ends with when its text is out ("repetition": a loop was cut)
     plain_only: bool = False  # with a draft: every step plain, as the adaptive policy does where drafting cannot pay
     fail_after_steps: int | None = None  # raise DecodeError after this many steps
     load_error: Exception | None = None
@@ -103,7 +104,7 @@ class FakeEngine:
                 draft_chars=len(piece) * acc // n_tok,
             )
             step += 1
-        yield Finished("eos", replace(stats), text=text)
+        yield Finished(s.finish_reason, replace(stats), text=text)
 
     def close(self) -> None:
         self.closed = True

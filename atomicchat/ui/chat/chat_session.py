@@ -343,6 +343,12 @@ class ChatSession(QObject):
                 f"The {n} oldest message{'s' if n != 1 else ''} of this chat did not fit the context window and "
                 "were left out of the model's view (they are still saved here).",
             )
+        if result.reason == "repetition":
+            self.notice.emit(
+                "info",
+                "The reply was stopped because the model kept writing the same text over and over. Regenerate to "
+                "try again, or ask in other words (Settings > Chat can turn this off).",
+            )
         if result.reason == "context":
             self.notice.emit(
                 "warning",

@@ -23,13 +23,14 @@ from PySide6.QtWidgets import (
 )
 
 from atomicchat.stats import TargetSpeed
-from atomicchat.store.records import ERROR, INTERRUPTED, STOPPED, STREAMING, Message, ReplyStats
+from atomicchat.store.records import DONE, ERROR, INTERRUPTED, STOPPED, STREAMING, Message, ReplyStats
 from atomicchat.ui.chat.markdown_view import MarkdownView
 from atomicchat.ui.chat.stats_bar import StatsBar
 from atomicchat.ui.chat.version_pager import VersionPager
 from atomicchat.ui.engine.worker_types import StreamChunk
 
 FRAME_MS = 33
+REPEATING_TEXT = "stopped: it kept repeating itself"
 STATUS_TEXT = {
     STOPPED: "stopped",
     INTERRUPTED: "interrupted: the app closed while this reply was being written",
@@ -205,6 +206,8 @@ class MessageWidget(QFrame):
     def _refresh_status(self, status: str) -> None:
         self.message.status = status
         text = STATUS_TEXT.get(status, "")
+        if status == DONE and self.stats.finish_reason == "repetition":
+            text = REPEATING_TEXT
         self.status.setText(text)
         self.status.setVisible(bool(text))
         hint = " Regenerate to try again." if self._error and self.message.role == "assistant" else ""

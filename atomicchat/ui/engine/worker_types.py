@@ -42,7 +42,7 @@ class StreamChunk:
 @dataclass(frozen=True)
 class GenResult:
     req_id: int
-    reason: str  # "eos" | "length" | "cancelled" | "context"
+    reason: str  # "eos" | "length" | "cancelled" | "context" | "repetition"
     stats: ReplyStats
     dropped_messages: int = 0  # oldest messages left out so the chat fits the context window
 

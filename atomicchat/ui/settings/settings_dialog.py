@@ -100,6 +100,12 @@ class SettingsDialog(QDialog):
         self.max_tokens.setSingleStep(256)
         self.max_tokens.setValue(settings.max_tokens)
         form.addRow("Max reply tokens", self.max_tokens)
+        self.stop_loops = QCheckBox("Stop a reply that keeps repeating itself")
+        self.stop_loops.setChecked(settings.stop_loops)
+        self.stop_loops.setToolTip("Small models can fall into a loop, writing one line or paragraph over and over "
+                                   "until the reply's token limit. On: the reply ends after four copies in a row "
+                                   "(at least 128 tokens of them), and says so.")
+        form.addRow("", self.stop_loops)
         self.thinking = QCheckBox("Let the model think before answering")
         self.thinking.setChecked(settings.enable_thinking)
         form.addRow("Thinking", self.thinking)
@@ -198,6 +204,7 @@ class SettingsDialog(QDialog):
             top_p=round(self.top_p.value(), 3),
             max_tokens=self.max_tokens.value(),
             enable_thinking=self.thinking.isChecked(),
+            stop_loops=self.stop_loops.isChecked(),
             sampling_from_model=self.from_model.isChecked(),
             n_ctx=self.n_ctx.value(),
             n_gpu_layers=self.gpu_layers.value(),

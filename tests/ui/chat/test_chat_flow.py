@@ -262,3 +262,34 @@ def test_view_follows_the_stream_unless_the_user_scrolled_up(make_window, qtbot,
     assert bar.value() == 0
     w.session.stop()
     qtbot.waitUntil(lambda: not w.session.busy, timeout=WAIT_MS)
+
+
+def test_a_reply_cut_for_repeating_itself_says_so_and_the_setting_turns_the_guard_off(make_window, qtbot, tmp_path):
+    """The engine ended the reply because it had become a loop (reason "repetition"): the reply keeps
+    its text, is marked "stopped: it kept repeating itself" (saved, so reopening the chat shows it too)
+    and a notice says what happened and what to do. The app asks for the guard in every chat reply;
+    Settings > Chat turns it off."""
+    from dataclasses import replace
+
+    from atomicchat.ui.chat.message_widget import REPEATING_TEXT
+
+    t, d = _model(tmp_path)
+    script = Script(texts=["A place where the soul can roam,\n" * 6], finish_reason="repetition")
+    w = make_window(t, d, script)
+    notices = []
+    w.session.notice.connect(lambda kind, text: notices.append((kind, text)))
+    send(qtbot, w, "Write a poem about the sea.")
+    assert script.calls[-1]["params"].stop_loops
+    reply = last_widget(w)
+    assert reply.status.isVisible() and reply.status.text() == REPEATING_TEXT
+    assert any("same text over and over" in text for _, text in notices), notices
+    m_reply = w.store.chats.messages(w.session.conversation_id)[-1]
+    assert m_reply.status == DONE and m_reply.stats.finish_reason == "repetition"
+    assert m_reply.content == "A place where the soul can roam,\n" * 6
+    w.session.open(w.session.conversation_id)  # the chat shown again from the store
+    assert last_widget(w).status.text() == REPEATING_TEXT
+    w.apply_settings(replace(w.settings, stop_loops=False))
+    script.finish_reason = "eos"
+    send(qtbot, w, "Another one.")
+    assert not script.calls[-1]["params"].stop_loops
+    assert not last_widget(w).status.isVisible()

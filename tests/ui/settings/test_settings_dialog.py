@@ -21,7 +21,11 @@ def test_dialog_round_trips_and_explains_thinking(qtbot):
     d.use_draft.setChecked(False)
     assert not d.draft_max.isEnabled()
     d.thinking.setChecked(True)
+    assert d.stop_loops.isChecked()  # on by default: a looping reply ends and says so
+    d.stop_loops.setChecked(False)
     out = d.result_settings()
+    assert out.stop_loops is False and out.gen_params(use_draft=True, temperature=0, top_k=1, top_p=1,
+                                                      min_p=0).stop_loops is False
     assert (out.system_prompt, out.temperature, out.top_k, out.n_ctx, out.n_gpu_layers) == (
         "Be brief.",
         0.7,
