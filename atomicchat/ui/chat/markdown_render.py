@@ -87,7 +87,7 @@ def _code_box(code: str, lang: str, index: int) -> str:
 
 
 def _make_parser() -> MarkdownIt:
-    md = MarkdownIt("commonmark", {"html": False, "breaks": False}).enable(["table", "strikethrough"])
+    md = MarkdownIt("commonmark", {"html": False, "breaks": True}).enable(["table", "strikethrough"])
 
     def fence(_r: Any, tokens: list[Any], idx: int, options: Any, env: dict[str, Any]) -> str:
         tok = tokens[idx]

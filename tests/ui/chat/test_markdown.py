@@ -137,3 +137,13 @@ def test_streaming_adds_no_blank_lines_between_blocks(qtbot):
             f, s = _blocks(full), _blocks(streamed)
             assert [x for x in s if x] == [x for x in f if x], (a, b)
             assert s.count("") <= f.count(""), (a, b)
+
+
+def test_a_single_line_break_is_kept_as_in_other_chat_apps():
+    """Models write poems, addresses and steps one a line without Markdown's two trailing spaces; as
+    CommonMark soft breaks they ran together into one paragraph (a SmolLM2 poem read as one line)."""
+    from atomicchat.ui.chat.markdown_render import render_document
+
+    html = render_document("In the depths of the ocean,\nwhere shadows play,\nA sea of dreams.\n\nThe end.").html
+    assert html.count("<br />") == 2 and html.count("<p>") == 2
+    assert "<br />" not in render_document("```python\na = 1\nb = 2\n```\n").html  # code keeps its own lines
