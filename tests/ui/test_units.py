@@ -141,3 +141,17 @@ def test_a_reply_that_drafted_nothing_is_not_called_slower_than_the_target():
                            n_draft_steps=1, used_draft=True)
     assert format_stats(one_draft, flat(64.8)).slower  # a draft step was taken: the ratio is the draft's
     assert format_stats(ReplyStats(n_generated=1, n_steps=1, used_draft=True), flat(64.8)).acceptance == "acceptance –"
+
+
+def test_the_measure_button_is_offered_only_where_there_is_a_speedup_to_measure(qtbot):
+    from atomicchat.ui.chat.stats_bar import StatsBar
+
+    bar = StatsBar()
+    qtbot.addWidget(bar)
+    bar.show()
+    drafted = ReplyStats(n_generated=60, generate_seconds=1.0, n_steps=20, n_drafted=80, n_accepted=40,
+                         n_draft_steps=20, used_draft=True)
+    bar.set_stats(drafted, None)
+    assert bar.measure.isVisible() and bar.chart.isVisible()
+    bar.set_stats(ReplyStats(n_generated=60, generate_seconds=1.0, n_steps=60, used_draft=True), None)
+    assert not bar.measure.isVisible() and not bar.chart.isVisible() and not bar.dflash_off.isVisible()

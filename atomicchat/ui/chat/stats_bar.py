@@ -64,9 +64,9 @@ class StatsBar(QWidget):
         for label, text in shown:
             label.setText(text)
             label.setVisible(bool(text))
-        self.measure.setVisible(stats.used_draft and baseline is None)
-        self.dflash_off.setVisible(t.slower)
         drafted = stats.used_draft and stats.n_draft_steps > 0  # no drafts: a flat line read as a stray rule
+        self.measure.setVisible(drafted and baseline is None)  # no drafts: no speedup to measure
+        self.dflash_off.setVisible(t.slower)
         self.chart.setVisible(drafted)
         if drafted:
             self.chart.set_values(stats.step_accepted, draft_max)

@@ -149,7 +149,9 @@ class EngineWorker(QObject):
                 req = replace(req, draft_path=None)
                 engine = self._make(req)
         except BaseException as exc:  # noqa: BLE001 - the worker must survive anything
-            _log_failure("model load", exc)
+            # the engine's sentence says it all (a bad file, no memory, a crash and its signal); the
+            # traceback is this process's side of the pipe, the same few lines every time
+            _log_failure("model load", exc, sentence_only=True)
             self.failed.emit(WorkerFailure(0, "load", _user_message(exc)))
             return
         self._engine, self._request = engine, req

@@ -68,3 +68,19 @@ def test_closing_during_a_load_ends_it_at_once_and_skips_queued_loads(qtbot, lla
     assert made == [1] and host.worker._engine is None and not host.thread.isRunning()
     assert not list(proc_client._LIVE) or not any(c.alive() for c in proc_client._LIVE)
     assert all(r.exc_info is None for r in caplog.records if r.name.startswith("atomicchat"))
+
+
+def test_a_file_that_is_no_model_logs_its_sentence_without_a_traceback(qtbot, tmp_path, caplog):  # noqa: ARG001
+    """A refused file is the user's to fix, and the engine says why in a sentence, which is all the
+    log needs (it used to print the client side of the pipe's traceback after it)."""
+    worker = EngineWorker()
+    failures: list[object] = []
+    worker.failed.connect(failures.append, Qt.ConnectionType.DirectConnection)
+    broken = tmp_path / "broken.gguf"
+    broken.write_bytes(b"GGUF" + b"\3\0\0\0" + b"\0" * 64)
+    with caplog.at_level(logging.INFO, logger="atomicchat.ui.engine.worker"):
+        worker.load(EngineConfig(broken, None, n_ctx=512, n_threads=1))
+    records = [r for r in caplog.records if r.name == "atomicchat.ui.engine.worker"]
+    assert [r.levelno for r in records] == [logging.WARNING] and records[0].exc_info is None
+    assert "model load failed: broken.gguf has no 'general.architecture'" in records[0].getMessage()
+    assert len(failures) == 1 and "not a usable model file" in failures[0].message  # type: ignore[attr-defined]
