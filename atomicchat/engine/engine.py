@@ -21,13 +21,13 @@ from atomicchat.engine import chat
 from atomicchat.engine import attention, device_info, device_sampling
 from atomicchat.engine.detok import Detokenizer
 from atomicchat.engine.draft_policy import DraftPolicy, FixedPolicy
-from atomicchat.engine.repetition import LoopGuard
 from atomicchat.engine.draft_side import DraftSide
 from atomicchat.engine.errors import ContextFullError, DecodeError, EngineError, check_decode
 from atomicchat.engine.ext import load_ext
 from atomicchat.engine.lib import C, recent_log, system_info
 from atomicchat.engine.memory_check import check_memory
 from atomicchat.engine.model import Context, Model, default_threads
+from atomicchat.engine.repetition import LoopGuard
 from atomicchat.engine.sampling import Sampler
 from atomicchat.engine.types import EngineConfig, EngineInfo, Finished, GenParams, GenStats, Step
 from atomicchat.engine.validate import DraftInfo, TargetInfo, check_pair, inspect_draft, inspect_target

@@ -33,6 +33,11 @@ def speedup(stats: ReplyStats, baseline: TargetSpeed | None) -> float | None:
 NO_DRAFTS = "no drafts: target steps only, as drafting looked slower here"
 
 
+def drafted_nothing(stats: ReplyStats) -> bool:
+    """A DFlash reply whose every step was the target's own (the adaptive policy stayed plain)."""
+    return stats.used_draft and stats.n_steps > 1 and not stats.n_draft_steps
+
+
 @dataclass(frozen=True)
 class StatsText:
     speed: str  # "123.4 tok/s" or "1 token"
@@ -64,7 +69,7 @@ def format_stats(stats: ReplyStats, baseline: TargetSpeed | None) -> StatsText:
     speed = f"{stats.tokens_per_second:.1f} tok/s" if stats.has_rate else _count(stats.n_generated)
     if not stats.used_draft:
         return StatsText(speed, "", "", "", "target only")
-    if stats.n_steps > 1 and not stats.n_draft_steps:
+    if drafted_nothing(stats):
         # Every step was the target's own: a ratio to the baseline would only measure the window and
         # the host's noise (in the app, target-only replies ran at 0.91-1.02x of it on a 2-core CPU,
         # as did these), and "slower" with an offer to turn DFlash off would blame the draft for it.
@@ -93,7 +98,7 @@ def stats_tooltip(stats: ReplyStats, baseline: TargetSpeed | None) -> str:
         f"Generated {stats.n_generated} tokens in {stats.generate_seconds:.2f} s "
         f"(prompt {stats.n_prompt} tokens, {stats.n_prompt_cached} reused, prefill {stats.prefill_seconds:.2f} s)."
     ]
-    if stats.used_draft and stats.n_steps > 1 and not stats.n_draft_steps:
+    if drafted_nothing(stats):
         lines.append(
             "No drafts in this reply: the draft length is chosen each step from the measured cost of drafting "
             "and verifying on this machine and how often drafts were accepted, and here a plain target step "
