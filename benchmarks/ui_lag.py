@@ -68,6 +68,9 @@ class PacedEngine:
     def chat_prompt(self, messages, enable_thinking=None):
         return [1, 2, 3]
 
+    def detokenize(self, tokens):
+        return "<|im_start|>assistant\n"  # the prompt's end: no <think> block opened
+
     def generate(self, tokens, params, should_stop=lambda: False):
         text = reply_text(self.n_tokens * CHARS_PER_TOKEN)
         pattern = (5, 2, 0, 3, 6, 1, 4)

@@ -17,6 +17,7 @@ from typing import Any
 
 import jinja2
 
+from atomicchat.engine.errors import PromptRefused
 from atomicchat.engine.template_sandbox import OUTPUT_BUDGET, BoundedSandbox, TemplateError, render_bounded
 
 CHATML = (
@@ -36,7 +37,17 @@ GEMMA = (
 FALLBACKS = {"gemma": GEMMA, "gemma2": GEMMA, "gemma3": GEMMA, "gemma3n": GEMMA}
 
 
-class TemplateRefusal(TemplateError):
+THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
+
+
+def opens_thinking(engine: Any, prompt: list[int]) -> bool:
+    """Whether the prompt ends inside an opened <think> block: Qwen3.5's template (and R1-style ones)
+    put "<think>\n" at the end of the generation prompt when thinking is on, so the reply begins with
+    the reasoning and its first "</think>" ends it. `engine` is anything with `detokenize`."""
+    return bool(prompt) and engine.detokenize(prompt[-4:]).rstrip().endswith(THINK_OPEN)
+
+
+class TemplateRefusal(TemplateError, PromptRefused):
     """The template itself called raise_exception: it rejects this conversation (kept, no fallback)."""
 
 
@@ -75,28 +86,47 @@ def pick_template(gguf_template: str | None, arch: str) -> str:
 
 def render(
     template: str,
-    messages: list[dict[str, str]],
+    messages: list[dict[str, Any]],
     *,
     bos_token: str = "",
     eos_token: str = "",
     add_generation_prompt: bool = True,
     enable_thinking: bool | None = None,
+    tools: list[dict[str, Any]] | None = None,
 ) -> str:
+    """`tools` are OpenAI tool objects ({"type": "function", "function": {...}}), as transformers
+    passes them; a template without a place for them ignores them (see `takes_tools`)."""
     kwargs: dict[str, Any] = {
         "messages": messages,
         "add_generation_prompt": add_generation_prompt,
         "bos_token": bos_token,
         "eos_token": eos_token,
-        "tools": None,
+        "tools": tools or None,
     }
     if enable_thinking is not None:
         kwargs["enable_thinking"] = enable_thinking
     compiled, env = _compile(template)
-    content = sum(len(str(m.get("content", ""))) for m in messages)
+    content = sum(len(str(m.get("content", ""))) + len(str(m.get("tool_calls") or "")) for m in messages)
+    content += len(json.dumps(tools)) if tools else 0
     return render_bounded(compiled, env, max(OUTPUT_BUDGET, 4 * content + 65536), **kwargs)
 
 
-def render_parts(template: str, messages: list[dict[str, str]], **kwargs: Any) -> list[tuple[str, bool]]:
+_PROBE_TOOL = {"type": "function", "function": {"name": "probe_tool", "description": "Probe.",
+                                                  "parameters": {"type": "object", "properties": {}}}}
+
+
+@lru_cache(maxsize=8)
+def takes_tools(template: str) -> bool:
+    """Whether the template shows tools to the model: one user turn rendered with a tool and without
+    differs. ChatML and most small models' templates ignore tools, and a client must be told."""
+    probe = [{"role": "user", "content": "Hello"}]
+    try:
+        return render(template, probe, tools=[_PROBE_TOOL]) != render(template, probe)
+    except TemplateError:
+        return False
+
+
+def render_parts(template: str, messages: list[dict[str, Any]], **kwargs: Any) -> list[tuple[str, bool]]:
     """The rendered prompt as (text, is_markup) pieces: message contents apart from the template's own
     markup, so that typed text such as "<|im_start|>" can be tokenized as text, not control tokens.
 
@@ -105,7 +135,8 @@ def render_parts(template: str, messages: list[dict[str, str]], **kwargs: Any) -
     (a template that inspects or rewrites contents), the whole text comes back as one markup piece."""
     real = render(template, messages, **kwargs)
     tag = secrets.token_hex(6)
-    masked = [dict(m, content=f"\ue000{tag}{i}\ue001") for i, m in enumerate(messages)]
+    # empty contents stay empty: a template may test them (an assistant turn holding only tool calls)
+    masked = [dict(m, content=f"\ue000{tag}{i}\ue001") if m.get("content") else m for i, m in enumerate(messages)]
     try:
         pieces = re.split(f"\ue000{tag}(\\d+)\ue001", render(template, masked, **kwargs))
     except TemplateError:

@@ -14,6 +14,7 @@ import time
 from dataclasses import dataclass, replace
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -22,7 +23,7 @@ from atomicchat.engine import attention, device_info, device_sampling
 from atomicchat.engine.detok import Detokenizer
 from atomicchat.engine.draft_policy import DraftPolicy, FixedPolicy
 from atomicchat.engine.draft_side import DraftSide
-from atomicchat.engine.errors import ContextFullError, DecodeError, EngineError, check_decode
+from atomicchat.engine.errors import ContextFullError, DecodeError, EngineError, PromptRefused, check_decode
 from atomicchat.engine.ext import load_ext
 from atomicchat.engine.lib import C, recent_log, system_info
 from atomicchat.engine.memory_check import check_memory
@@ -369,21 +370,27 @@ class Engine:
         d = Detokenizer(self.target.piece)
         return d.feed(tokens) + d.flush()
 
-    def _template_kwargs(self, enable_thinking: bool | None) -> dict:
+    def _template_kwargs(self, enable_thinking: bool | None, tools: list[dict] | None) -> dict:
         if enable_thinking is None and self.draft is not None:
             enable_thinking = False  # DFlash drafts are trained on non-thinking output
+        if tools and not chat.takes_tools(self.template):
+            raise PromptRefused("This model's chat template has no place for tools, so the model would never "
+                                "see them; send the request without 'tools', or use a model whose template "
+                                "describes tools (Qwen3.5 does).")
         bos = self.target.bos()
         eos = self.target.eos()
         return {
             "bos_token": self.target.token_text(bos) if bos >= 0 else "",
             "eos_token": self.target.token_text(eos) if eos >= 0 else "",
             "enable_thinking": enable_thinking,
+            "tools": tools or None,
         }
 
-    def _with_template(self, fn: Callable, messages: list[dict[str, str]], enable_thinking: bool | None):
+    def _with_template(self, fn: Callable, messages: list[dict[str, Any]], enable_thinking: bool | None,
+                       tools: list[dict] | None = None):
         """Render with the model's template; if it fails (not a deliberate refusal), switch to the
         built-in fallback for good and say so once in `info.notes`."""
-        kwargs = self._template_kwargs(enable_thinking)
+        kwargs = self._template_kwargs(enable_thinking, tools)
         try:
             return fn(self.template, messages, **kwargs)
         except chat.TemplateRefusal:
@@ -392,7 +399,7 @@ class Engine:
             if self.template == self.fallback_template:
                 raise
             self._use_fallback(str(exc))
-            return fn(self.template, messages, **kwargs)
+            return fn(self.template, messages, **self._template_kwargs(enable_thinking, tools))
 
     def _use_fallback(self, reason: str) -> None:
         self.template = self.fallback_template
@@ -400,13 +407,16 @@ class Engine:
         note = f"{reason} Using the built-in {name} chat format instead."
         self.info = replace(self.info, notes=(*self.info.notes, note))
 
-    def render_chat(self, messages: list[dict[str, str]], enable_thinking: bool | None = None) -> str:
-        return self._with_template(chat.render, messages, enable_thinking)
+    def render_chat(self, messages: list[dict[str, Any]], enable_thinking: bool | None = None,
+                    tools: list[dict] | None = None) -> str:
+        return self._with_template(chat.render, messages, enable_thinking, tools)
 
-    def chat_prompt(self, messages: list[dict[str, str]], enable_thinking: bool | None = None) -> list[int]:
+    def chat_prompt(self, messages: list[dict[str, Any]], enable_thinking: bool | None = None,
+                    tools: list[dict] | None = None) -> list[int]:
         """Prompt tokens: the template's markup with special-token parsing, message contents without,
-        so text a user types ("<|im_start|>", "<start_of_turn>model") stays text."""
-        parts: list[tuple[str, bool]] = self._with_template(chat.render_parts, messages, enable_thinking)
+        so text a user types ("<|im_start|>", "<start_of_turn>model") stays text. `tools` (OpenAI
+        tool objects) are refused with PromptRefused when the template has no place for them."""
+        parts: list[tuple[str, bool]] = self._with_template(chat.render_parts, messages, enable_thinking, tools)
         bos = self.target.bos()
         bos_text = self.target.token_text(bos) if bos >= 0 else ""
         add_special = not (bos_text and "".join(t for t, _ in parts).startswith(bos_text))

@@ -27,6 +27,20 @@ class MissingSymbolError(EngineError):
     """The installed libllama lacks a DFlash entry point this engine needs."""
 
 
+class PromptRefused(EngineError):
+    """The request cannot become a prompt for this model (its chat template refused the conversation,
+    or it has no place for the tools a client sent): the caller's input is at fault, not the engine."""
+
+
+def wire_name(exc: BaseException) -> str:
+    """The name of `exc`'s nearest class defined in this module (so the engine process can send a
+    subclass from elsewhere, such as chat.TemplateRefusal, as a type the parent knows), else its own."""
+    for cls in type(exc).__mro__:
+        if globals().get(cls.__name__) is cls:
+            return cls.__name__
+    return type(exc).__name__
+
+
 class ContextFullError(EngineError):
     """The prompt does not fit into the context window."""
 

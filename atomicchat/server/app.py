@@ -32,7 +32,9 @@ from atomicchat.server.protocol import (
     timings,
     usage,
 )
+from atomicchat.server.reasoning import ReasoningSplitter
 from atomicchat.server.stops import StopMatcher
+from atomicchat.server.tool_calls import ToolCall, ToolCallSplitter
 
 POLL_S = 0.25  # how often a waiting non-streaming request checks that its client is still there
 
@@ -149,10 +151,10 @@ def create_app(backend: Backend, config: ServerConfig) -> Starlette:
         rid = ("chatcmpl-" if chat else "cmpl-") + uuid.uuid4().hex[:24]
         shape = _Shape(rid, backend.model_id, chat, int(time.time()))
         if req.stream:
-            return StreamingResponse(_sse_events(stream, req, shape, first.n_prompt), media_type="text/event-stream",
+            return StreamingResponse(_sse_events(stream, req, shape, first), media_type="text/event-stream",
                                      headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
         try:
-            return await _whole(stream, req, shape, first.n_prompt, request)
+            return await _whole(stream, req, shape, first, request)
         except ClientDisconnect:
             return Response(status_code=499)
 
@@ -184,58 +186,129 @@ class _Shape:
         return {"id": self.rid, "object": obj, "created": self.created, "model": self.model,
                 "system_fingerprint": f"atomicchat-{__version__}"}
 
-    def whole(self, text: str, reason: str) -> dict[str, Any]:
+    def whole(self, text: str, reason: str, calls: list[ToolCall] | None = None, thought: str = "") -> dict[str, Any]:
         if self.chat:
-            choice = {"index": 0, "message": {"role": "assistant", "content": text}, "logprobs": None,
-                      "finish_reason": reason}
+            message: dict[str, Any] = {"role": "assistant", "content": text or None if calls else text}
+            if thought:
+                message["reasoning_content"] = thought
+            if calls:
+                message["tool_calls"] = [c.as_openai() for c in calls]
+            choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": reason}
             return {**self._base("chat.completion"), "choices": [choice]}
         choice = {"index": 0, "text": text, "logprobs": None, "finish_reason": reason}
         return {**self._base("text_completion"), "choices": [choice]}
 
-    def chunk(self, text: str | None, reason: str | None, first: bool = False) -> dict[str, Any]:
+    def chunk(self, text: str | None, reason: str | None, first: bool = False, field: str = "content") -> dict[str, Any]:
         if self.chat:
             delta: dict[str, Any] = {}
             if first:
                 delta["role"] = "assistant"
             if text is not None:
-                delta["content"] = text
+                delta[field] = text
             choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": reason}
             return {**self._base("chat.completion.chunk"), "choices": [choice]}
         choice = {"index": 0, "text": text or "", "logprobs": None, "finish_reason": reason}
         return {**self._base("text_completion"), "choices": [choice]}
 
+    def call_chunk(self, index: int, call: ToolCall) -> dict[str, Any]:
+        """One tool call, whole, in a stream (OpenAI's clients accumulate by `index`)."""
+        delta = {"tool_calls": [{"index": index, **call.as_openai()}]}
+        return {**self._base("chat.completion.chunk"),
+                "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": None}]}
 
-async def _collect(stream: _Stream, req: ApiRequest, request: Request | None) -> AsyncIterator[str | Done]:
-    """Text pieces to send (stop strings applied), then the final Done; ApiError on failure."""
-    stops = StopMatcher(req.stop)
+
+@dataclass(frozen=True)
+class _Ended:
+    """The last item of `_collect`: the engine's result and the tool calls found in the reply."""
+
+    done: Done
+    calls: list[ToolCall]
+
+    @property
+    def reason(self) -> str:
+        return "tool_calls" if self.calls else finish_reason(self.done.reason)
+
+
+@dataclass(frozen=True)
+class _Thought:
+    """A piece of the reply's reasoning (`reasoning_content`), apart from its answer."""
+
+    text: str
+
+
+class _NoTools:
+    """Stands in for ToolCallSplitter when the request has no tools: text passes unchanged."""
+
+    def feed(self, piece: str) -> str:
+        return piece
+
+    def finish(self) -> tuple[str, list[ToolCall]]:
+        return "", []
+
+
+class _Reply:
+    """The chain a chat reply's text goes through: stop strings, then reasoning apart from the answer,
+    then tool calls out of the answer. Completions get the stop strings only."""
+
+    def __init__(self, req: ApiRequest, thinking: bool) -> None:
+        self.stops = StopMatcher(req.stop)
+        self.reasoning = ReasoningSplitter(thinking) if req.is_chat else None
+        self.calls = ToolCallSplitter(req.tools) if req.tools else _NoTools()
+
+    def _split(self, text: str, end: bool) -> list[str | _Thought]:
+        thought, answer = ("", text) if self.reasoning is None else self.reasoning.feed(text)
+        if end and self.reasoning is not None:
+            more = self.reasoning.finish()
+            thought, answer = thought + more[0], answer + more[1]
+        out: list[str | _Thought] = [_Thought(thought)] if thought else []
+        content = self.calls.feed(answer)
+        return out + [content] if content else out
+
+    def feed(self, piece: str) -> list[str | _Thought]:
+        return self._split(self.stops.feed(piece), end=False)
+
+    def finish(self) -> tuple[list[str | _Thought], list[ToolCall]]:
+        out = self._split(self.stops.flush(), end=True)
+        rest, found = self.calls.finish()
+        return (out + [rest] if rest else out), found
+
+
+async def _collect(stream: _Stream, req: ApiRequest, started: Started,
+                   request: Request | None) -> AsyncIterator[str | _Thought | _Ended]:
+    """Content and reasoning pieces to send (stop strings applied, tool calls held back), then
+    _Ended; ApiError on failure."""
+    reply = _Reply(req, started.thinking)
     while True:
         ev = await stream.next(request)
         if isinstance(ev, Delta):
-            out = stops.feed(ev.text)
-            if out:
-                yield out
-            if stops.hit:
+            for item in reply.feed(ev.text):
+                yield item
+            if reply.stops.hit:
                 stream.job.cancel.set()  # the reply is complete; stop decoding within one step
         elif isinstance(ev, Done):
-            tail = stops.flush()
-            if tail:
-                yield tail
-            yield Done("stop" if stops.hit else ev.reason, ev.stats, ev.tokens)
+            items, found = reply.finish()
+            for item in items:
+                yield item
+            yield _Ended(Done("stop" if reply.stops.hit else ev.reason, ev.stats, ev.tokens), found)
             return
         elif isinstance(ev, Failed):
             raise ev.error
 
 
-async def _whole(stream: _Stream, req: ApiRequest, shape: _Shape, n_prompt: int, request: Request) -> Response:
+async def _whole(stream: _Stream, req: ApiRequest, shape: _Shape, started: Started, request: Request) -> Response:
     parts: list[str] = []
+    thoughts: list[str] = []
     try:
-        async for item in _collect(stream, req, request):
-            if isinstance(item, Done):
-                body = shape.whole("".join(parts), finish_reason(item.reason))
-                body["usage"] = usage(n_prompt, item.stats.n_generated)
-                body["timings"] = timings(item.stats)
+        async for item in _collect(stream, req, started, request):
+            if isinstance(item, _Ended):
+                body = shape.whole("".join(parts), item.reason, item.calls, "".join(thoughts))
+                body["usage"] = usage(started.n_prompt, item.done.stats.n_generated)
+                body["timings"] = timings(item.done.stats)
                 return JSONResponse(body)
-            parts.append(item)
+            if isinstance(item, _Thought):
+                thoughts.append(item.text)
+            else:
+                parts.append(item)
     except ApiError as exc:
         return _error(exc)
     raise RuntimeError("the reply ended without a result")
@@ -245,20 +318,26 @@ def _sse(data: dict[str, Any] | str) -> str:
     return f"data: {data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)}\n\n"
 
 
-async def _sse_events(stream: _Stream, req: ApiRequest, shape: _Shape, n_prompt: int) -> AsyncIterator[str]:
+async def _sse_events(stream: _Stream, req: ApiRequest, shape: _Shape, started: Started) -> AsyncIterator[str]:
+    n_prompt = started.n_prompt
     try:
         if shape.chat:
             yield _sse(shape.chunk("", None, first=True))
-        async for item in _collect(stream, req, None):
-            if isinstance(item, Done):
-                last = shape.chunk(None if shape.chat else "", finish_reason(item.reason))
-                last["timings"] = timings(item.stats)
+        async for item in _collect(stream, req, started, None):
+            if isinstance(item, _Ended):
+                for i, call in enumerate(item.calls):
+                    yield _sse(shape.call_chunk(i, call))
+                last = shape.chunk(None if shape.chat else "", item.reason)
+                last["timings"] = timings(item.done.stats)
                 yield _sse(last)
                 if req.include_usage:
                     tail = {k: v for k, v in last.items() if k not in ("choices", "timings")}
-                    yield _sse({**tail, "choices": [], "usage": usage(n_prompt, item.stats.n_generated)})
+                    yield _sse({**tail, "choices": [], "usage": usage(n_prompt, item.done.stats.n_generated)})
                 break
-            yield _sse(shape.chunk(item, None))
+            if isinstance(item, _Thought):
+                yield _sse(shape.chunk(item.text, None, field="reasoning_content"))
+            else:
+                yield _sse(shape.chunk(item, None))
     except ApiError as exc:  # headers are sent: report in-band, as llama-server and OpenAI do
         yield _sse(exc.body())
     finally:

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from atomicchat.engine.errors import ContextFullError, EngineError
+from atomicchat.engine.chat import opens_thinking
+from atomicchat.engine.errors import ContextFullError, EngineError, PromptRefused
 from atomicchat.engine.types import Finished, GenStats, Step
 from atomicchat.server.protocol import ApiError, ApiRequest
 
@@ -25,6 +26,7 @@ log = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class Started:
     n_prompt: int
+    thinking: bool = False  # the chat template opened a <think> block: the reply starts with reasoning
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,8 @@ def prompt_tokens(engine: Any, req: ApiRequest) -> list[int]:
     """The prompt the engine decodes: the GGUF's chat template for chat, plain text for completions.
     Thinking stays off while a DFlash draft is loaded unless the client asks for it."""
     if req.messages is not None:
+        if req.tools:
+            return engine.chat_prompt(list(req.messages), enable_thinking=req.enable_thinking, tools=list(req.tools))
         return engine.chat_prompt(list(req.messages), enable_thinking=req.enable_thinking)
     return engine.tokenize(req.prompt or "", add_special=True)
 
@@ -78,7 +82,7 @@ def run_job(engine: Any, job: Job) -> str | None:
         if len(tokens) >= n_ctx:
             raise ApiError(400, f"The prompt is {len(tokens)} tokens long; the context holds {n_ctx} tokens, "
                                 "including the reply.", code="context_length_exceeded", param="messages")
-        job.emit(Started(len(tokens)))
+        job.emit(Started(len(tokens), req.messages is not None and opens_thinking(engine, tokens)))
         params = req.sampling.gen_params()
         for ev in engine.generate(tokens, params, should_stop=job.cancel.is_set):
             if isinstance(ev, Step):
@@ -92,6 +96,8 @@ def run_job(engine: Any, job: Job) -> str | None:
         job.emit(Failed(exc))
     except ContextFullError as exc:
         job.emit(Failed(ApiError(400, str(exc), code="context_length_exceeded")))
+    except PromptRefused as exc:  # the template refused the conversation, or has no place for tools
+        job.emit(Failed(ApiError(400, str(exc), param="tools" if req.tools else "messages")))
     except EngineError as exc:
         job.emit(Failed(ApiError(500, str(exc), type_="server_error", code="engine_error")))
     except Exception as exc:  # noqa: BLE001 - the server thread must survive anything a request does

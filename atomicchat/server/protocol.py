@@ -6,6 +6,7 @@ an `ApiError` that renders as the OpenAI error object: status code + `{"error": 
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
@@ -16,7 +17,8 @@ from atomicchat.engine.types import GenParams
 MAX_BODY_BYTES = 4 * 1024 * 1024  # far above any context we run; refuses a runaway upload early
 MAX_STOP_STRINGS = 4  # as the OpenAI API
 MAX_STOP_LENGTH = 256
-ROLES = ("system", "user", "assistant", "developer")
+ROLES = ("system", "user", "assistant", "developer", "tool")
+MAX_TOOLS = 128
 
 
 class ApiError(Exception):
@@ -59,9 +61,12 @@ class ApiRequest:
     stream: bool
     include_usage: bool
     stop: tuple[str, ...] = ()
-    messages: tuple[dict[str, str], ...] | None = None
+    messages: tuple[dict[str, Any], ...] | None = None
     prompt: str | None = None
     enable_thinking: bool | None = None
+    # OpenAI tool objects shown to the model through its chat template; None when the request has
+    # none or says tool_choice "none". The reply's <tool_call> blocks come back as `tool_calls`.
+    tools: tuple[dict[str, Any], ...] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -111,7 +116,31 @@ def _text(value: Any, param: str) -> str:
     raise _bad(f"'{param}' must be a string or a list of text parts.", param)
 
 
-def _messages(body: dict[str, Any]) -> tuple[dict[str, str], ...]:
+def _tool_calls(value: Any, where: str) -> list[dict[str, Any]]:
+    """An assistant turn's OpenAI `tool_calls`, with each call's JSON `arguments` string decoded into
+    the object chat templates iterate over (as llama-server does)."""
+    if not isinstance(value, list):
+        raise _bad(f"{where} must be a list.", "messages")
+    out = []
+    for j, call in enumerate(value):
+        fn = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(fn, dict) or not isinstance(fn.get("name"), str) or not fn["name"]:
+            raise _bad(f"{where}[{j}] must be {{\"type\": \"function\", \"function\": {{\"name\", \"arguments\"}}}}.",
+                       "messages")
+        args = fn.get("arguments", "{}")
+        if isinstance(args, str):
+            try:
+                args = json.loads(args or "{}")
+            except json.JSONDecodeError:
+                raise _bad(f"{where}[{j}].function.arguments is not valid JSON.", "messages") from None
+        if not isinstance(args, dict):
+            raise _bad(f"{where}[{j}].function.arguments must be a JSON object.", "messages")
+        out.append({"id": str(call.get("id") or f"call_{j}"), "type": "function",
+                    "function": {"name": fn["name"], "arguments": args}})
+    return out
+
+
+def _messages(body: dict[str, Any]) -> tuple[dict[str, Any], ...]:
     raw = body.get("messages")
     if not isinstance(raw, list) or not raw:
         raise _bad("'messages' must be a non-empty list.", "messages")
@@ -122,9 +151,47 @@ def _messages(body: dict[str, Any]) -> tuple[dict[str, str], ...]:
         role = m.get("role")
         if role not in ROLES:
             raise _bad(f"messages[{i}].role must be one of {', '.join(ROLES)}.", "messages")
-        out.append({"role": "system" if role == "developer" else role,
-                    "content": _text(m.get("content"), f"messages[{i}].content")})
+        msg: dict[str, Any] = {"role": "system" if role == "developer" else role,
+                               "content": _text(m.get("content"), f"messages[{i}].content")}
+        if role == "assistant" and m.get("tool_calls"):
+            msg["tool_calls"] = _tool_calls(m["tool_calls"], f"messages[{i}].tool_calls")
+        if role == "tool" and isinstance(m.get("tool_call_id"), str):
+            msg["tool_call_id"] = m["tool_call_id"]
+        out.append(msg)
     return tuple(out)
+
+
+def _tools(body: dict[str, Any]) -> tuple[dict[str, Any], ...] | None:
+    """`tools` to show the model, or None. Forcing a call ("required", a named function) would need
+    constrained decoding, which this server does not do: refused rather than silently not forced."""
+    tools, choice = body.get("tools"), body.get("tool_choice", "auto")
+    if tools is None or tools == []:
+        return None
+    if not isinstance(tools, list) or len(tools) > MAX_TOOLS:
+        raise _bad(f"'tools' must be a list of up to {MAX_TOOLS} tools.", "tools")
+    for i, tool in enumerate(tools):
+        fn = tool.get("function") if isinstance(tool, dict) else None
+        if not isinstance(tool, dict) or tool.get("type") != "function" or not isinstance(fn, dict) \
+                or not isinstance(fn.get("name"), str) or not fn["name"]:
+            raise _bad(f"tools[{i}] must be {{\"type\": \"function\", \"function\": {{\"name\", ...}}}}.", "tools")
+        if fn.get("parameters") is not None and not isinstance(fn["parameters"], dict):
+            raise _bad(f"tools[{i}].function.parameters must be a JSON schema object.", "tools")
+    if choice == "none":
+        return None
+    if choice != "auto":
+        raise _bad("Only tool_choice \"auto\" and \"none\" are supported: this server cannot force the model to "
+                   "call a tool; with \"auto\" it calls one when it decides to.", "tool_choice")
+    return tuple(tools)
+
+
+def _refuse_unsupported(body: dict[str, Any]) -> None:
+    """Fields whose silent omission would hand a client something other than what it asked for."""
+    fmt = body.get("response_format")
+    if fmt is not None and not (isinstance(fmt, dict) and fmt.get("type") in (None, "text")):
+        raise _bad("'response_format' other than text is not supported: this server cannot constrain the reply "
+                   "to JSON or a schema. Ask for JSON in the prompt instead.", "response_format")
+    if body.get("logprobs") or body.get("top_logprobs"):
+        raise _bad("'logprobs' are not supported by this server.", "logprobs")
 
 
 def _stops(body: dict[str, Any]) -> tuple[str, ...]:
@@ -183,9 +250,10 @@ def parse_request(body: Any, *, chat: bool, model_id: str, defaults: GenParams, 
     if not isinstance(opts, dict):
         raise _bad("'stream_options' must be an object.", "stream_options")
     include_usage = bool(opts.get("include_usage", False))
+    _refuse_unsupported(body)
     common = dict(model=model, sampling=sampling, stream=stream, include_usage=include_usage, stop=_stops(body))
     if chat:
-        return ApiRequest(**common, messages=_messages(body), enable_thinking=_thinking(body))
+        return ApiRequest(**common, messages=_messages(body), enable_thinking=_thinking(body), tools=_tools(body))
     prompt = body.get("prompt")
     if isinstance(prompt, list) and len(prompt) == 1 and isinstance(prompt[0], str):
         prompt = prompt[0]

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from atomicchat.engine import chat
+from atomicchat.engine.errors import PromptRefused
 from tests.engine.helpers import engine
 from tests.gguf_factory import TargetSpec, write_target
 
@@ -105,7 +106,8 @@ def _jinja_reference(source: str, messages, **kw) -> str:
     env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, extensions=["jinja2.ext.loopcontrols"])
     env.filters["tojson"] = chat._tojson
     env.globals["raise_exception"] = chat._raise
-    return env.from_string(source).render(**kw, messages=messages, tools=None)
+    kw.setdefault("tools", None)
+    return env.from_string(source).render(**kw, messages=messages)
 
 
 CONVERSATION = [
@@ -171,3 +173,51 @@ def test_base_model_gets_chatml_and_the_flag(tmp_path):
         assert [n for n in eng.info.notes if "base model" in n]
     with engine(write_target(tmp_path / "chat.gguf", TargetSpec(chat_template=chat.CHATML))) as eng:
         assert not eng.info.looks_like_base_model
+
+
+WEATHER_TOOL = {"type": "function", "function": {"name": "get_weather", "description": "The weather in a city",
+                                                 "parameters": {"type": "object",
+                                                                "properties": {"city": {"type": "string"}}}}}
+TOOL_TURNS = [
+    {"role": "user", "content": "Weather in Paris?"},
+    {"role": "assistant", "content": "",
+     "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}]},
+    {"role": "tool", "content": '{"temp": 12}', "tool_call_id": "c1"},
+]
+
+
+def test_tools_and_tool_turns_render_as_the_real_template_does():
+    for think in (False, True):
+        expected = _jinja_reference(QWEN35, TOOL_TURNS, tools=[WEATHER_TOOL], add_generation_prompt=True,
+                                    bos_token="", eos_token="", enable_thinking=think)
+        assert chat.render(QWEN35, TOOL_TURNS, tools=[WEATHER_TOOL], enable_thinking=think) == expected
+        assert "<tools>" in expected and "<parameter=city>\nParis\n</parameter>" in expected
+        parts = chat.render_parts(QWEN35, TOOL_TURNS, tools=[WEATHER_TOOL], enable_thinking=think)
+        assert "".join(t for t, _ in parts) == expected
+        # the contents are still text apart from the markup, the call-only turn included
+        assert [t for t, markup in parts if not markup] == ["Weather in Paris?", '{"temp": 12}']
+    assert chat.takes_tools(QWEN35) and not chat.takes_tools(chat.CHATML) and not chat.takes_tools(chat.GEMMA)
+
+
+def test_tools_reach_a_model_whose_template_takes_them_and_are_refused_where_it_does_not(tmp_path, smollm2_path):
+    msgs = [{"role": "user", "content": "Weather in Paris?"}]
+    with engine(write_target(tmp_path / "qwen-template.gguf", TargetSpec(chat_template=QWEN35))) as eng:
+        text = eng.render_chat(msgs, tools=[WEATHER_TOOL])
+        assert '"name": "get_weather"' in text and "<tool_call>" in text
+        assert eng.render_chat(msgs) == chat.render(QWEN35, msgs, enable_thinking=None)
+        assert len(eng.chat_prompt(msgs, tools=[WEATHER_TOOL])) > len(eng.chat_prompt(msgs)) + 50
+    with engine(smollm2_path, n_ctx=512) as eng:  # a real model whose template has no place for tools
+        with pytest.raises(PromptRefused, match="no place for tools"):
+            eng.chat_prompt(msgs, tools=[WEATHER_TOOL])
+        assert eng.chat_prompt(msgs)  # the same request without tools is fine
+
+
+def test_a_prompt_that_opens_a_think_block_is_told_apart(smollm2_path):
+    msgs = [{"role": "user", "content": "2 + 2?"}]
+    with engine(smollm2_path, n_ctx=512) as eng:  # a real tokenizer, first with its own template
+        assert not chat.opens_thinking(eng, eng.chat_prompt(msgs, enable_thinking=True))
+        eng.template = QWEN35  # then with Qwen3.5's, which opens the block when thinking is on
+        assert chat.opens_thinking(eng, eng.chat_prompt(msgs, enable_thinking=True))
+        assert chat.opens_thinking(eng, eng.chat_prompt(msgs))  # its default
+        assert not chat.opens_thinking(eng, eng.chat_prompt(msgs, enable_thinking=False))  # "<think>\n\n</think>"
+    assert not chat.opens_thinking(None, [])

@@ -12,7 +12,8 @@ import pytest
 
 from atomicchat import demo
 from atomicchat.engine import Engine, EngineConfig, Finished, GenParams, Step
-from atomicchat.engine.errors import ModelFileError
+from atomicchat.engine import errors
+from atomicchat.engine.errors import ModelFileError, PromptRefused
 from atomicchat.engine.proc import EngineCrashed, EngineProcess, EngineStopped
 from atomicchat.engine.proc import client as proc_client
 from atomicchat.engine.tiny_models import TargetSpec, write_target
@@ -164,3 +165,22 @@ def test_a_load_the_app_ends_on_exit_is_stopped_not_a_crash(llama_pair):
         with pytest.raises(EngineCrashed, match="crashed") as crash:
             child.tokenize("hi")
         assert not isinstance(crash.value, EngineStopped)
+
+
+def test_a_refused_prompt_crosses_the_process_as_the_same_sentence(llama_pair):
+    """A PromptRefused (the request's fault, an HTTP 400 in the API) stays one in the parent, and
+    chat.TemplateRefusal, defined outside engine.errors, arrives as its PromptRefused base."""
+    from atomicchat.engine import chat
+
+    tool = {"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {}}}}
+    msgs = [{"role": "user", "content": "hi"}]
+    cfg = EngineConfig(llama_pair.target, None, n_ctx=256, n_threads=1)
+    with EngineProcess(cfg) as child, Engine(cfg) as ref:
+        with pytest.raises(PromptRefused) as in_process:
+            ref.chat_prompt(msgs, tools=[tool])
+        with pytest.raises(PromptRefused) as across:
+            child.chat_prompt(msgs, tools=[tool])
+        assert str(across.value) == str(in_process.value) and "no place for tools" in str(across.value)
+        assert child.chat_prompt(msgs) == ref.chat_prompt(msgs) and child.alive()
+    assert errors.wire_name(chat.TemplateRefusal("x")) == "PromptRefused"
+    assert errors.wire_name(MemoryError()) == "MemoryError" and errors.wire_name(ModelFileError("x")) == "ModelFileError"

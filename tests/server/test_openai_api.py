@@ -154,6 +154,12 @@ def test_error_shapes(server: Served) -> None:
         _client(server).chat.completions.create(model=server.model_id, temperature=5,
                                                 messages=[{"role": "user", "content": "x"}])
     assert e.value.body["param"] == "temperature"
+    tool = {"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {}}}}
+    with pytest.raises(openai.BadRequestError) as e:  # the demo's template has no place for tools
+        _client(server).chat.completions.create(model=server.model_id, tools=[tool],
+                                                messages=[{"role": "user", "content": "x"}])
+    assert e.value.body["param"] == "tools" and "no place for tools" in e.value.body["message"]
+    assert _health(server)["busy"] is False  # and the server goes on
     req = urllib.request.Request(server.base_url + "/chat/completions", data=b"{not json",
                                  headers={"Authorization": f"Bearer {API_KEY}", "Content-Type": "application/json"})
     with pytest.raises(urllib.error.HTTPError) as he:

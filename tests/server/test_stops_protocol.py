@@ -86,7 +86,7 @@ def test_max_tokens_clamped_to_context() -> None:
         (_chat(n=2), 400, "n"),
         (_chat(stop=["a"] * 5), 400, "stop"),
         ({"model": "m", "messages": []}, 400, "messages"),
-        ({"model": "m", "messages": [{"role": "tool", "content": "x"}]}, 400, "messages"),
+        ({"model": "m", "messages": [{"role": "function", "content": "x"}]}, 400, "messages"),
         ({"model": "m", "messages": [{"role": "user", "content": [{"type": "image_url"}]}]}, 400, "messages[0].content"),
     ],
 )

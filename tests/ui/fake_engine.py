@@ -29,6 +29,7 @@ class Script:
     plain_only: bool = False  # with a draft: every step plain, as the adaptive policy does where drafting cannot pay
     fail_after_steps: int | None = None  # raise DecodeError after this many steps
     load_error: Exception | None = None
+    prompt_end: str = "<|im_start|>assistant\n"  # the prompt's last tokens as text ("...<think>\n": thinking opened)
     calls: list[dict] = field(default_factory=list)  # what generate() was asked
 
 
@@ -60,6 +61,9 @@ class FakeEngine:
     def chat_prompt(self, messages: list[dict[str, str]], enable_thinking: bool | None = None) -> list[int]:
         self.script.calls.append({"messages": messages, "enable_thinking": enable_thinking})
         return list(range(sum(len(m["content"]) for m in messages) // 4 + 1))
+
+    def detokenize(self, tokens: list[int]) -> str:
+        return self.script.prompt_end
 
     def generate(
         self, tokens: list[int], params: GenParams, should_stop: Callable[[], bool] = lambda: False

@@ -12,6 +12,7 @@ import threading
 import time
 from typing import Any
 
+from atomicchat.engine.errors import wire_name
 from atomicchat.engine.proc import protocol as p
 
 FLUSH_S = 0.01  # batch steps for at most 10 ms: ~100 messages a second, whatever the token rate
@@ -76,7 +77,7 @@ def main(requests: Any, events: Any, stderr_path: str) -> None:
                 _generate(engine, msg, events, lambda rid=msg.req_id: _is_cancelled(lock, cancelled, rid))
         except BaseException as exc:  # noqa: BLE001 - every failure goes back as a message
             rid = getattr(msg, "req_id", 0)
-            events.send(p.Failed(rid, type(exc).__name__, str(exc) or type(exc).__name__))
+            events.send(p.Failed(rid, wire_name(exc), str(exc) or type(exc).__name__))
     if engine is not None:
         engine.close()
 

@@ -205,11 +205,13 @@ class EngineProcess:
                 raise self._error(msg)
 
     # ------------------------------------------------------------------ the Engine's interface
-    def chat_prompt(self, messages: list[dict[str, str]], enable_thinking: bool | None = None) -> list[int]:
-        return self._call("chat_prompt", messages, enable_thinking=enable_thinking)
+    def chat_prompt(self, messages: list[dict[str, Any]], enable_thinking: bool | None = None,
+                    tools: list[dict] | None = None) -> list[int]:
+        return self._call("chat_prompt", messages, enable_thinking=enable_thinking, tools=tools)
 
-    def render_chat(self, messages: list[dict[str, str]], enable_thinking: bool | None = None) -> str:
-        return self._call("render_chat", messages, enable_thinking=enable_thinking)
+    def render_chat(self, messages: list[dict[str, Any]], enable_thinking: bool | None = None,
+                    tools: list[dict] | None = None) -> str:
+        return self._call("render_chat", messages, enable_thinking=enable_thinking, tools=tools)
 
     def tokenize(self, text: str, add_special: bool = True) -> list[int]:
         return self._call("tokenize", text, add_special=add_special)

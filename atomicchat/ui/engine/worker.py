@@ -191,12 +191,16 @@ class EngineWorker(QObject):
         return kind
 
     def _run_generation(self, req: GenRequest) -> None:
+        from atomicchat.engine.chat import THINK_OPEN, opens_thinking
         from atomicchat.engine.context_fit import fit_chat
 
         eng, params = self._engine, req.params
         reserve = min(params.max_tokens, max(16, eng.n_ctx // 4))
         tokens, dropped = fit_chat(eng, req.messages, reserve, enable_thinking=req.enable_thinking)
         pending, chars, last_emit, stats = _Pending(), 0, time.monotonic(), None
+        if opens_thinking(eng, tokens):  # the reply starts inside <think>: say so, as the model did not
+            pending.text.append(THINK_OPEN + "\n")
+            chars = len(pending.text[0])
         try:
             for ev in eng.generate(tokens, params, should_stop=lambda: self._is_cancelled(req.req_id)):
                 if isinstance(ev, Finished):

@@ -293,3 +293,28 @@ def test_a_reply_cut_for_repeating_itself_says_so_and_the_setting_turns_the_guar
     send(qtbot, w, "Another one.")
     assert not script.calls[-1]["params"].stop_loops
     assert not last_widget(w).status.isVisible()
+
+
+def test_a_reply_that_starts_inside_a_think_block_shows_its_thinking_apart(make_window, qtbot, tmp_path):
+    """Qwen3.5 with thinking on: the template opens <think> in the prompt, so the reply starts with the
+    reasoning and only closes the block. The reply gets its opening tag, and the view its Thinking quote."""
+    t, d = _model(tmp_path)
+    reply_text = "The user adds two numbers.\nThat is 4.\n</think>\n\n2 + 2 = **4**."
+    script = Script(texts=[reply_text], prompt_end="<|im_start|>assistant\n<think>\n")
+    w = make_window(t, d, script)
+    send(qtbot, w, "2 + 2?")
+    _, thinking = w.view.widgets()
+    assert thinking.text == "<think>\n" + reply_text
+    shown = thinking.body.toPlainText()
+    assert "Thinking" in shown and "The user adds two numbers." in shown and "2 + 2 = 4." in shown
+    assert "think>" not in shown
+    saved = w.store.chats.messages(w.session.conversation_id)[-1]
+    assert saved.content == "<think>\n" + reply_text  # the next turn's template finds the reasoning whole
+    script.prompt_end = "<|im_start|>assistant\n"  # the same reply to a prompt that did not open the block
+    send(qtbot, w, "again")
+    plain = last_widget(w)
+    assert plain.text == reply_text
+    # drafted spans point into the reply as shown: the opening tag moved them along by its length
+    shift = len("<think>\n")
+    assert thinking.stats.draft_spans == [[a + shift, b + shift] for a, b in plain.stats.draft_spans]
+    assert plain.stats.draft_spans
