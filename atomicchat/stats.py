@@ -65,6 +65,14 @@ class DecodeCounters(DraftRates):
 COUNTER_NAMES: tuple[str, ...] = tuple(f.name for f in fields(DecodeCounters))
 
 
+def continued_counts(before: DecodeCounters, after: DecodeCounters) -> dict[str, int | float]:
+    """The counters of a reply written in two parts (Continue): the first part's prompt, both parts'
+    tokens, steps and times, so rates and the speedup's context positions cover the whole reply."""
+    out = {name: getattr(before, name) + getattr(after, name) for name in COUNTER_NAMES}
+    out["n_prompt"], out["n_prompt_cached"] = before.n_prompt, before.n_prompt_cached
+    return out
+
+
 @dataclass(frozen=True)
 class TargetSpeed:
     """Target-only decode speed on this machine as a function of context length.

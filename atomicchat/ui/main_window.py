@@ -163,6 +163,8 @@ class MainWindow(QMainWindow):
         self.stop_action = self._action("Stop", "Esc", self.session.stop, "Stop writing the reply")
         self.stop_action.setEnabled(False)
         self.regen_action = self._action("Regenerate reply", "Ctrl+R", self.session.regenerate)
+        self.continue_action = self._action("Continue reply", "Ctrl+Shift+R", self.session.continue_reply,
+                                            "Write more of the last reply, from where it ended")
         self.rename_action = self._action("Rename chat", None, self.sidebar.rename_current)
         self.delete_action = self._action("Delete chat", None, self._delete_current)
         self.manager_action = self._action("Model manager…", "Ctrl+M", self.open_model_manager)
@@ -198,7 +200,7 @@ class MainWindow(QMainWindow):
         m.addSeparator()
         m.addAction(self.quit_action)
         m = bar.addMenu("&Chat")
-        for a in (self.stop_action, self.regen_action, self.rename_action, self.delete_action):
+        for a in (self.stop_action, self.regen_action, self.continue_action, self.rename_action, self.delete_action):
             m.addAction(a)
         m = bar.addMenu("&Model")
         for a in (self.manager_action, self.baseline_action, self.settings_action):
@@ -357,6 +359,7 @@ class MainWindow(QMainWindow):
         has_chat = self.session.conversation_id is not None
         self.stop_action.setEnabled(busy)
         self.regen_action.setEnabled(not busy and has_chat and self.ready is not None)
+        self.continue_action.setEnabled(not busy and self.ready is not None and self.session.can_continue())
         self.rename_action.setEnabled(has_chat)
         self.delete_action.setEnabled(has_chat)
 

@@ -31,6 +31,7 @@ class Script:
     load_error: Exception | None = None
     prompt_end: str = "<|im_start|>assistant\n"  # the prompt's last tokens as text ("...<think>\n": thinking opened)
     calls: list[dict] = field(default_factory=list)  # what generate() was asked
+    tokenized: list[str] = field(default_factory=list)  # texts tokenize() was given (a reply to go on from)
 
 
 class FakeEngine:
@@ -64,6 +65,10 @@ class FakeEngine:
 
     def detokenize(self, tokens: list[int]) -> str:
         return self.script.prompt_end
+
+    def tokenize(self, text: str, add_special: bool = True) -> list[int]:
+        self.script.tokenized.append(text)
+        return list(range(len(text) // 4 + 1))
 
     def generate(
         self, tokens: list[int], params: GenParams, should_stop: Callable[[], bool] = lambda: False

@@ -125,3 +125,26 @@ def test_long_chat_leaves_out_oldest_turns_with_a_notice(make_window, qtbot, lla
     assert w.notice.isVisible() and w.notice.kind == "info"
     assert "did not fit the context window" in w.notice.label.text()
     assert len(w.store.chats.messages(w.session.conversation_id)) == 6
+
+
+def test_smollm2_continued_reply_is_the_reply_it_would_have_written(make_window, qtbot, smollm2_path):
+    """Continue goes on from the model's own text: greedy, 24 tokens and then 24 more read as the same
+    48-token reply written at once (SmolLM2 re-tokenizes its own text to the tokens it wrote)."""
+    from atomicchat.ui.chat.message_widget import LENGTH_TEXT
+
+    w = make_window(smollm2_path, None, timeout_ms=120_000)
+    prompt = "Explain what a hash map is."
+    w.settings = replace(w.settings, max_tokens=24, temperature=0.0, sampling_from_model=False)
+    send(qtbot, w, prompt, timeout_ms=300_000)
+    cut = last_widget(w)
+    assert cut.message.stats.finish_reason == "length" and cut.status.text() == LENGTH_TEXT
+    part = cut.text
+    cut.continue_button.click()
+    qtbot.waitUntil(lambda: not w.session.busy, timeout=300_000)
+    continued = last_widget(w)
+    assert continued.text.startswith(part) and len(continued.text) > len(part)
+    assert continued.stats.n_generated == 48
+    w.new_chat()
+    w.settings = replace(w.settings, max_tokens=48)
+    send(qtbot, w, prompt, timeout_ms=300_000)
+    assert last_widget(w).text == continued.text

@@ -1,4 +1,4 @@
-"""The open chat's behaviour: send, stream, stop, regenerate, edit-and-resend, and saving.
+"""The open chat's behaviour: send, stream, stop, regenerate, continue, edit-and-resend, and saving.
 
 It sits between the store, the engine host and the chat view, and is the only place that writes
 conversations while the app runs. A reply is saved as it streams (every SAVE_INTERVAL_S and at the
@@ -15,13 +15,13 @@ from dataclasses import dataclass, field, replace
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from atomicchat.stats import TargetSpeed
+from atomicchat.stats import TargetSpeed, continued_counts
 from atomicchat.store import Store, baseline_key
 from atomicchat.store.conversations import DEFAULT_TITLE
 from atomicchat.store.records import DONE, ERROR, INTERRUPTED, STOPPED, STREAMING, Message, ReplyStats
 from atomicchat.store.settings import AppSettings
 from atomicchat.ui.chat.chat_view import ChatView
-from atomicchat.ui.chat.message_widget import MessageWidget
+from atomicchat.ui.chat.message_widget import MessageWidget, can_continue
 from atomicchat.ui.engine.host import BASELINE_TOKENS, EngineHost
 from atomicchat.ui.engine.worker_types import BaselineResult, GenRequest, GenResult, ModelReady, StreamChunk, WorkerFailure
 
@@ -42,9 +42,13 @@ class _Active:
     spans: list[list[int]] = field(default_factory=list)
     stats: ReplyStats | None = None
     last_save: float = 0.0
+    offset: int = 0  # characters of the reply before this part (Continue), where the worker's offsets start
+    before: ReplyStats | None = None  # the counters of that earlier part, added to this part's
 
     def snapshot(self, engine_stats: ReplyStats | None = None) -> ReplyStats:
         s = engine_stats or self.stats or ReplyStats()
+        if self.before is not None:
+            s = replace(s, **continued_counts(self.before, s))
         return replace(
             s,
             used_draft=self.base.used_draft,
@@ -88,6 +92,7 @@ class ChatSession(QObject):
         view.configure(self.baseline_for, settings().colour_draft_tokens)
         view.edit_submitted.connect(self.edit_and_resend)
         view.regenerate_requested.connect(self.regenerate)
+        view.continue_requested.connect(self.continue_reply)
         view.measure_requested.connect(self.measure_baseline)
         view.dflash_off_requested.connect(self._turn_draft_off)
         view.version_requested.connect(self.show_version)
@@ -198,6 +203,22 @@ class ChatSession(QObject):
             self.view.remove_from(last.position)
         self._start_reply(regenerate=True)  # after a user message left without a reply, this answers it
 
+    def _continuable(self) -> Message | None:
+        msgs = self.store.chats.messages(self.conversation_id) if self.conversation_id is not None else []
+        return msgs[-1] if msgs and can_continue(msgs[-1]) else None
+
+    def can_continue(self) -> bool:
+        return not self.busy and self._continuable() is not None
+
+    def continue_reply(self) -> None:
+        """Write more of the last reply (cut at the length limit, stopped, or interrupted by a crash):
+        the model goes on from its own text, in the same message."""
+        if self.busy or self.model is None:
+            return
+        last = self._continuable()
+        if last is not None:
+            self._start_reply(resume=last)
+
     def edit_and_resend(self, position: int, text: str) -> None:
         """Replace the user message at `position`, drop everything after it, and reply again."""
         if self.conversation_id is None:
@@ -279,7 +300,8 @@ class ChatSession(QObject):
                                          "new messages.")
         return out
 
-    def _start_reply(self, regenerate: bool = False) -> None:
+    def _start_reply(self, regenerate: bool = False, resume: Message | None = None) -> None:
+        """A new reply to the last user turn, or with `resume` (the last message, a reply) more of it."""
         assert self.conversation_id is not None and self.model is not None
         self._yield_baseline()
         cfg = self._settings()
@@ -295,14 +317,27 @@ class ChatSession(QObject):
             device=str(info.device),
             model_key=self.model_key,
         )
-        msg = self.store.chats.add_message(self.conversation_id, "assistant", "", status=STREAMING, stats=base)
-        widget = self.view.append(msg)
         draft_max = cfg.draft_max or int(getattr(info, "draft_max", 0) or 0) or None
-        widget.begin_stream(base, draft_max)
         req_id = self.host.next_request_id()
-        self._active = _Active(req_id, self.conversation_id, msg.id, widget, base, last_save=time.monotonic())
+        if resume is None:
+            msg = self.store.chats.add_message(self.conversation_id, "assistant", "", status=STREAMING, stats=base)
+            widget = self.view.append(msg)
+            widget.begin_stream(base, draft_max)
+            self._active = _Active(req_id, self.conversation_id, msg.id, widget, base, last_save=time.monotonic())
+        else:
+            if history and history[-1]["role"] == "assistant":
+                history.pop()  # the reply goes to the worker as the text to go on from
+            before = resume.stats if resume.stats is not None and resume.stats.model_key == self.model_key else None
+            self.store.chats.update_message(resume.id, resume.content, status=STREAMING, stats=before or base)
+            widget = self.view.widgets()[-1]
+            widget.begin_stream(base, draft_max, keep_text=True)
+            self._active = _Active(req_id, self.conversation_id, resume.id, widget, base, text=[resume.content],
+                                   steps=list(before.step_accepted) if before else [],
+                                   spans=[list(s) for s in before.draft_spans] if before else [],
+                                   last_save=time.monotonic(), offset=len(resume.content), before=before)
         params = cfg.gen_params(use_draft=use_draft, **samp)  # type: ignore[arg-type]
-        self.host.generate(GenRequest(req_id, history, cfg.enable_thinking, params))
+        self.host.generate(GenRequest(req_id, history, cfg.enable_thinking, params,
+                                      continue_text=resume.content if resume is not None else ""))
         self.busy_changed.emit(True)
         self.refresh_versions()  # paging is off while the reply streams
 
@@ -314,6 +349,7 @@ class ChatSession(QObject):
         a.text.append(chunk.text)
         a.steps.extend(chunk.step_accepted)
         for s, e in chunk.draft_spans:
+            s, e = s + a.offset, e + a.offset
             if a.spans and a.spans[-1][1] == s:
                 a.spans[-1][1] = e
             else:

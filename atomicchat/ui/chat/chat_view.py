@@ -20,6 +20,7 @@ STICK_PX = 24  # within this many pixels of the bottom counts as "at the bottom"
 class ChatView(QStackedWidget):
     edit_submitted = Signal(int, str)
     regenerate_requested = Signal()
+    continue_requested = Signal()
     measure_requested = Signal()
     version_requested = Signal(int, int)  # position, version index
     dflash_off_requested = Signal()
@@ -116,6 +117,7 @@ class ChatView(QStackedWidget):
         w = MessageWidget(message, self._baseline_for, self._colour)
         w.edit_submitted.connect(self.edit_submitted)
         w.regenerate_requested.connect(self.regenerate_requested)
+        w.continue_requested.connect(self.continue_requested)
         w.measure_requested.connect(self.measure_requested)
         w.version_requested.connect(self.version_requested)
         w.dflash_off_requested.connect(self.dflash_off_requested)

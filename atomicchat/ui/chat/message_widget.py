@@ -27,10 +27,12 @@ from atomicchat.store.records import DONE, ERROR, INTERRUPTED, STOPPED, STREAMIN
 from atomicchat.ui.chat.markdown_view import MarkdownView
 from atomicchat.ui.chat.stats_bar import StatsBar
 from atomicchat.ui.chat.version_pager import VersionPager
+from atomicchat.ui.common.elided_label import ElidedLabel
 from atomicchat.ui.engine.worker_types import StreamChunk
 
 FRAME_MS = 33
 REPEATING_TEXT = "stopped: it kept repeating itself"
+LENGTH_TEXT = "stopped at the reply length limit"
 STATUS_TEXT = {
     STOPPED: "stopped",
     INTERRUPTED: "interrupted: the app closed while this reply was being written",
@@ -38,9 +40,18 @@ STATUS_TEXT = {
 }
 
 
+def can_continue(message: Message) -> bool:
+    """A reply that ended before the model did (the length limit, Stop, a crash) can be written on."""
+    if message.role != "assistant" or not message.content.strip():
+        return False
+    reason = message.stats.finish_reason if message.stats else ""
+    return message.status in (STOPPED, INTERRUPTED) or (message.status == DONE and reason == "length")
+
+
 class MessageWidget(QFrame):
     edit_submitted = Signal(int, str)  # position, new text
     regenerate_requested = Signal()
+    continue_requested = Signal()
     measure_requested = Signal()
     version_requested = Signal(int, int)  # position, version index
     dflash_off_requested = Signal()
@@ -84,7 +95,7 @@ class MessageWidget(QFrame):
         self.pager = VersionPager()
         self.pager.page_requested.connect(lambda i: self.version_requested.emit(self.message.position, i))
         header.addWidget(self.pager)
-        self.status = QLabel()
+        self.status = ElidedLabel()
         self.status.setObjectName("statusLabel")
         header.addWidget(self.status)
         self.copy_button = self._tool("Copy", "Copy this message as text", self._copy_all)
@@ -95,6 +106,10 @@ class MessageWidget(QFrame):
         self.regen_button = self._tool("Regenerate", "Write this reply again (Ctrl+R)", self.regenerate_requested.emit)
         self.regen_button.setVisible(False)
         header.addWidget(self.regen_button)
+        self.continue_button = self._tool("Continue", "Write more of this reply, from where it ended",
+                                          self.continue_requested.emit)
+        self.continue_button.setVisible(False)
+        header.addWidget(self.continue_button)
         outer.addLayout(header)
 
         self.body = MarkdownView()
@@ -208,6 +223,10 @@ class MessageWidget(QFrame):
         text = STATUS_TEXT.get(status, "")
         if status == DONE and self.stats.finish_reason == "repetition":
             text = REPEATING_TEXT
+        if status == DONE and self.stats.finish_reason == "length":
+            text = LENGTH_TEXT
+        self.status.setToolTip("Stopped at the reply length limit: the reply reached Max reply tokens "
+                               "(Settings > Chat). Continue writes more." if text == LENGTH_TEXT else "")
         self.status.setText(text)
         self.status.setVisible(bool(text))
         hint = " Regenerate to try again." if self._error and self.message.role == "assistant" else ""
@@ -222,20 +241,25 @@ class MessageWidget(QFrame):
 
     def set_last_reply(self, last: bool) -> None:
         self.regen_button.setVisible(last and self.message.role == "assistant" and not self._streaming)
+        self.continue_button.setVisible(last and not self._streaming and can_continue(self.message))
 
     def refresh_baseline(self) -> None:
         self._refresh_stats()
 
     # streaming ---------------------------------------------------------------------------
-    def begin_stream(self, stats: ReplyStats, draft_max: int | None) -> None:
+    def begin_stream(self, stats: ReplyStats, draft_max: int | None, keep_text: bool = False) -> None:
+        """A reply starts streaming into this widget; with `keep_text` (Continue) after the text it has."""
         self._streaming = True
-        self.text = ""
+        if not keep_text:
+            self.text = ""
         self.stats = stats
         self.draft_max = draft_max
+        self._error = ""
         self.role.setText(self._assistant_name_from(stats))
         self.role.setToolTip(self.role.text())
         self.regen_button.setVisible(False)
-        self.body.setVisible(False)
+        self.continue_button.setVisible(False)
+        self.body.setVisible(bool(self.text))
         self._refresh_status(STREAMING)
         self._refresh_stats()
 

@@ -196,9 +196,16 @@ class EngineWorker(QObject):
 
         eng, params = self._engine, req.params
         reserve = min(params.max_tokens, max(16, eng.n_ctx // 4))
-        tokens, dropped = fit_chat(eng, req.messages, reserve, enable_thinking=req.enable_thinking)
+        so_far = eng.tokenize(req.continue_text, add_special=False) if req.continue_text else []
+        tokens, dropped = fit_chat(eng, req.messages, reserve + len(so_far), enable_thinking=req.enable_thinking)
         pending, chars, last_emit, stats = _Pending(), 0, time.monotonic(), None
-        if opens_thinking(eng, tokens):  # the reply starts inside <think>: say so, as the model did not
+        thinking = opens_thinking(eng, tokens)
+        if req.continue_text:  # the model goes on from its own text, after the template's opening of the turn
+            text = req.continue_text
+            if thinking and text.startswith(THINK_OPEN + "\n"):  # the tag this worker added: the prompt has it
+                so_far = eng.tokenize(text[len(THINK_OPEN) + 1 :], add_special=False)
+            tokens = tokens + so_far
+        elif thinking:  # the reply starts inside <think>: say so, as the model did not
             pending.text.append(THINK_OPEN + "\n")
             chars = len(pending.text[0])
         try:

@@ -26,6 +26,8 @@ class GenRequest:
     messages: list[dict[str, str]]
     enable_thinking: bool | None = None
     params: GenParams = field(default_factory=GenParams)
+    # Continue: the reply so far, which the model goes on from (it is the last turn, not in `messages`)
+    continue_text: str = ""
 
 
 @dataclass(frozen=True)

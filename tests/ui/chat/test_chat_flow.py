@@ -318,3 +318,47 @@ def test_a_reply_that_starts_inside_a_think_block_shows_its_thinking_apart(make_
     shift = len("<think>\n")
     assert thinking.stats.draft_spans == [[a + shift, b + shift] for a, b in plain.stats.draft_spans]
     assert plain.stats.draft_spans
+
+
+def test_a_reply_cut_at_the_length_limit_says_so_and_continues_in_place(make_window, qtbot, tmp_path):
+    t, d = _model(tmp_path)
+    first, rest = "Here is the first half of a long answer, ", "and here is the rest of it."
+    script = Script(texts=[first, rest], finish_reason="length", accept_pattern=(2, 0, 1))
+    w = make_window(t, d, script)
+    send(qtbot, w, "Write a long answer")
+    reply = last_widget(w)
+    assert reply.status.text() == "stopped at the reply length limit" and "Continue writes more" in reply.status.toolTip()
+    assert reply.continue_button.isVisible() and w.continue_action.isEnabled()
+    before = reply.stats
+    script.finish_reason = "eos"
+    reply.continue_button.click()
+    qtbot.waitUntil(lambda: not w.session.busy, timeout=WAIT_MS)
+    assert script.tokenized[-1] == first  # the model went on from its own text...
+    assert script.calls[-1]["messages"][-1] == {"role": "user", "content": "Write a long answer"}  # ...after the turn
+    msgs = w.store.chats.messages(w.session.conversation_id)
+    assert [m.role for m in msgs] == ["user", "assistant"] and msgs[1].content == first + rest
+    assert msgs[1].status == DONE and msgs[1].stats.finish_reason == "eos"
+    reply = last_widget(w)
+    assert reply.text == first + rest and "the rest of it" in reply.body.toPlainText()
+    assert not reply.status.text() and not reply.continue_button.isVisible() and not w.continue_action.isEnabled()
+    s = reply.stats  # both parts counted: rates and the speedup cover the whole reply
+    assert s.n_generated > before.n_generated and s.n_steps == before.n_steps + len(s.step_accepted) - len(before.step_accepted)
+    assert s.n_prompt == before.n_prompt
+    late = [sp for sp in s.draft_spans if sp[0] >= len(first)]  # the second part's drafted text, where it is
+    assert late and all(0 < b - a and b <= len(first + rest) for a, b in late)
+
+
+def test_a_stopped_reply_can_be_continued(make_window, qtbot, tmp_path):
+    t, d = _model(tmp_path)
+    script = Script(texts=["x" * 3000, "The end."], step_delay=0.002)
+    w = make_window(t, d, script)
+    send(qtbot, w, "go", wait=False)
+    qtbot.waitUntil(lambda: len(last_widget(w).text) > 30, timeout=WAIT_MS)
+    w.session.stop()
+    qtbot.waitUntil(lambda: not w.session.busy, timeout=WAIT_MS)
+    stopped = last_widget(w).text
+    assert last_widget(w).status.text() == "stopped" and last_widget(w).continue_button.isVisible()
+    w.continue_action.trigger()
+    qtbot.waitUntil(lambda: not w.session.busy, timeout=WAIT_MS)
+    assert last_widget(w).text == stopped + "The end." and script.tokenized[-1] == stopped
+    assert len(w.store.chats.messages(w.session.conversation_id)) == 2

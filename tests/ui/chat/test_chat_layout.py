@@ -23,10 +23,11 @@ def _rect_in(widget, ancestor) -> QRect:
     return QRect(widget.mapTo(ancestor, QPoint(0, 0)), widget.size())
 
 
+@pytest.mark.parametrize("finish", ["eos", "length"])  # "length": the status label and Continue too
 @pytest.mark.parametrize("width", [1280, 950, 800, 480])
-def test_reply_fits_the_viewport(make_window, qtbot, qapp, tmp_path, width):
+def test_reply_fits_the_viewport(make_window, qtbot, qapp, tmp_path, width, finish):
     t, d = _model(tmp_path)
-    w = make_window(t, d, Script(texts=[REPLY]))
+    w = make_window(t, d, Script(texts=[REPLY], finish_reason=finish))
     send(qtbot, w, "Write code with a very long line please")
     w.resize(width, 700)
     qtbot.waitUntil(lambda: w.width() <= width, timeout=WAIT_MS)
@@ -39,10 +40,11 @@ def test_reply_fits_the_viewport(make_window, qtbot, qapp, tmp_path, width):
     for m in w.view.widgets():
         r = _rect_in(m, viewport)
         assert r.left() >= 0 and r.right() <= vp.right(), (width, m.objectName(), r, vp)
-        for button in (m.copy_button, m.edit_button, m.regen_button, m.stats_bar):
+        for button in (m.copy_button, m.edit_button, m.regen_button, m.continue_button, m.status, m.stats_bar):
             if button is not None and button.isVisible():
                 b = _rect_in(button, viewport)
                 assert b.right() <= vp.right() and b.left() >= 0, (width, button, b, vp)
+    assert reply.continue_button.isVisible() == (finish == "length") == reply.status.isVisible()
     body = _rect_in(reply.body, viewport)
     assert body.right() <= vp.right()
     assert w.view.container.width() <= viewport.width()
