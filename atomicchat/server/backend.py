@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from atomicchat.engine.chat import opens_thinking
+from atomicchat.engine.chat import THINK_CLOSE, opens_thinking
 from atomicchat.engine.errors import ContextFullError, EngineError, PromptRefused
 from atomicchat.engine.types import Finished, GenStats, Step
 from atomicchat.server.protocol import ApiError, ApiRequest
@@ -62,14 +62,20 @@ def model_id_for(target: Path) -> str:
     return target.name.removesuffix(".gguf")
 
 
-def prompt_tokens(engine: Any, req: ApiRequest) -> list[int]:
-    """The prompt the engine decodes: the GGUF's chat template for chat, plain text for completions.
-    Thinking stays off while a DFlash draft is loaded unless the client asks for it."""
-    if req.messages is not None:
-        if req.tools:
-            return engine.chat_prompt(list(req.messages), enable_thinking=req.enable_thinking, tools=list(req.tools))
-        return engine.chat_prompt(list(req.messages), enable_thinking=req.enable_thinking)
-    return engine.tokenize(req.prompt or "", add_special=True)
+def prompt_tokens(engine: Any, req: ApiRequest) -> tuple[list[int], bool]:
+    """The prompt the engine decodes, and whether the reply starts inside a <think> block: the GGUF's
+    chat template for chat (then the prefill's text, if any), plain text for completions. Thinking
+    stays off while a DFlash draft is loaded unless the client asks for it."""
+    if req.messages is None:
+        return engine.tokenize(req.prompt or "", add_special=True), False
+    if req.tools:
+        tokens = engine.chat_prompt(list(req.messages), enable_thinking=req.enable_thinking, tools=list(req.tools))
+    else:
+        tokens = engine.chat_prompt(list(req.messages), enable_thinking=req.enable_thinking)
+    thinking = opens_thinking(engine, tokens) and THINK_CLOSE not in req.prefill
+    if req.prefill:
+        tokens = tokens + engine.tokenize(req.prefill, add_special=False)
+    return tokens, thinking
 
 
 def run_job(engine: Any, job: Job) -> str | None:
@@ -77,12 +83,12 @@ def run_job(engine: Any, job: Job) -> str | None:
     Returns the engine's stop reason, or None when the job failed."""
     req = job.request
     try:
-        tokens = prompt_tokens(engine, req)
+        tokens, thinking = prompt_tokens(engine, req)
         n_ctx = int(engine.n_ctx)
         if len(tokens) >= n_ctx:
             raise ApiError(400, f"The prompt is {len(tokens)} tokens long; the context holds {n_ctx} tokens, "
                                 "including the reply.", code="context_length_exceeded", param="messages")
-        job.emit(Started(len(tokens), req.messages is not None and opens_thinking(engine, tokens)))
+        job.emit(Started(len(tokens), thinking))
         params = req.sampling.gen_params()
         for ev in engine.generate(tokens, params, should_stop=job.cancel.is_set):
             if isinstance(ev, Step):

@@ -67,6 +67,9 @@ class ApiRequest:
     # OpenAI tool objects shown to the model through its chat template; None when the request has
     # none or says tool_choice "none". The reply's <tool_call> blocks come back as `tool_calls`.
     tools: tuple[dict[str, Any], ...] | None = None
+    # A last assistant message without tool calls is the start of the reply, as llama-server takes it:
+    # the model goes on from this text (which the response does not repeat), in the same turn.
+    prefill: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -253,7 +256,11 @@ def parse_request(body: Any, *, chat: bool, model_id: str, defaults: GenParams, 
     _refuse_unsupported(body)
     common = dict(model=model, sampling=sampling, stream=stream, include_usage=include_usage, stop=_stops(body))
     if chat:
-        return ApiRequest(**common, messages=_messages(body), enable_thinking=_thinking(body), tools=_tools(body))
+        messages, prefill = _messages(body), ""
+        if len(messages) > 1 and messages[-1]["role"] == "assistant" and "tool_calls" not in messages[-1]:
+            messages, prefill = messages[:-1], messages[-1]["content"]
+        return ApiRequest(**common, messages=messages, enable_thinking=_thinking(body), tools=_tools(body),
+                          prefill=prefill)
     prompt = body.get("prompt")
     if isinstance(prompt, list) and len(prompt) == 1 and isinstance(prompt[0], str):
         prompt = prompt[0]

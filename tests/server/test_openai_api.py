@@ -59,6 +59,20 @@ def test_chat_matches_engine_with_usage_and_timings(server: Served, reference) -
     assert t["draft_mean_length"] == round(ref.stats.n_drafted / ref.stats.n_draft_steps, 3)
 
 
+def test_a_last_assistant_message_is_the_start_of_the_reply(server: Served, reference) -> None:  # noqa: ANN001
+    """As llama-server takes it (prefill): the model goes on from that text in the same turn, and the
+    response holds only what it wrote after it."""
+    start = "def count_lines(path):\n"
+    messages = [{"role": "user", "content": PROMPT}, {"role": "assistant", "content": start}]
+    resp = _client(server).chat.completions.create(model=server.model_id, messages=messages, max_tokens=32,
+                                                   temperature=0)
+    prompt = reference.chat_prompt(messages[:1]) + reference.tokenize(start, add_special=False)
+    ref = _greedy(reference, prompt, 32)
+    assert resp.choices[0].message.content == ref.text and ref.text
+    assert resp.usage.prompt_tokens == len(prompt)
+    assert ref.text != _greedy(reference, reference.chat_prompt(messages[:1]), 32).text  # the start mattered
+
+
 def test_stream_with_usage_equals_whole(server: Served, reference) -> None:  # noqa: ANN001
     messages = [{"role": "system", "content": "You write Python."}, {"role": "user", "content": PROMPT}]
     chunks = list(_client(server).chat.completions.create(

@@ -148,3 +148,15 @@ def test_an_earlier_call_with_arguments_that_are_not_a_json_object_is_refused(ar
 def test_accepted_fields_that_ask_for_nothing_special() -> None:
     r = _parse(_chat(response_format={"type": "text"}, logprobs=False, parallel_tool_calls=True))
     assert r.tools is None
+
+
+def test_a_last_assistant_message_without_calls_is_a_prefill() -> None:
+    user = {"role": "user", "content": "Give JSON"}
+    r = _parse({"model": "m", "messages": [user, {"role": "assistant", "content": "{\"name\": "}]})
+    assert r.messages == (user,) and r.prefill == '{"name": '
+    call = {"role": "assistant", "content": None,
+            "tool_calls": [{"type": "function", "function": {"name": "f", "arguments": "{}"}}]}
+    r = _parse({"model": "m", "messages": [user, call], "tools": [WEATHER]})
+    assert r.prefill == "" and r.messages[-1]["role"] == "assistant"  # calls wait for their results
+    assert _parse({"model": "m", "messages": [{"role": "assistant", "content": "hi"}]}).prefill == ""
+    assert _parse(_chat()).prefill == ""
