@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
@@ -170,7 +171,23 @@ def create_app(backend: Backend, config: ServerConfig) -> Starlette:
         Route("/v1/chat/completions", chat_completions, methods=["POST"]),
         Route("/v1/completions", completions, methods=["POST"]),
     ]
-    return Starlette(routes=routes)
+    served = ", ".join(f"{sorted(r.methods - {'HEAD'})[0]} {r.path}" for r in routes)
+
+    async def http_error(request: Request, exc: Exception) -> Response:
+        """Unknown paths and wrong methods in the OpenAI error shape, naming what is served here
+        (a client asking for /v1/embeddings learns that in a sentence, not from a bare "Not Found")."""
+        assert isinstance(exc, HTTPException)
+        where = f"{request.method} {request.url.path}"
+        if exc.status_code == 405:
+            message, code = f"{where}: this path takes another method. Served here: {served}.", "method_not_allowed"
+        elif exc.status_code == 404:
+            message, code = f"{where} is not served here. Served here: {served}.", "not_found"
+        else:
+            message, code = str(exc.detail), None
+        return JSONResponse(ApiError(exc.status_code, message, code=code).body(), status_code=exc.status_code,
+                            headers=exc.headers)
+
+    return Starlette(routes=routes, exception_handlers={HTTPException: http_error})
 
 
 @dataclass(frozen=True)

@@ -179,6 +179,14 @@ def test_error_shapes(server: Served) -> None:
     with pytest.raises(urllib.error.HTTPError) as he:
         urllib.request.urlopen(req, timeout=10)
     assert he.value.code == 400 and json.load(he.value)["error"]["code"] == "invalid_json"
+    for method, path, status in (("POST", "/embeddings", 404), ("GET", "/chat/completions", 405)):
+        req = urllib.request.Request(server.base_url + path, method=method, data=b"{}" if method == "POST" else None,
+                                     headers={"Authorization": f"Bearer {API_KEY}"})
+        with pytest.raises(urllib.error.HTTPError) as he:
+            urllib.request.urlopen(req, timeout=10)
+        error = json.load(he.value)["error"]
+        assert he.value.code == status and set(error) == {"message", "type", "param", "code"}
+        assert "POST /v1/chat/completions" in error["message"] and path in error["message"]
     url = urllib.parse.urlsplit(server.base_url)  # a 5 MiB upload is refused from its header, before reading it
     conn = http.client.HTTPConnection(url.hostname, url.port, timeout=30)
     conn.putrequest("POST", url.path + "/completions")
