@@ -110,6 +110,7 @@ class MainWindow(QMainWindow):
         self.sidebar.export_requested.connect(self.export_chat)
         self.composer.send_requested.connect(self.session.send)
         self.composer.stop_requested.connect(self.session.stop)
+        self.composer.notice.connect(self.show_notice)
         self.view.copied.connect(lambda _t: self.statusBar().showMessage("Copied to the clipboard", 2000))
         self.session.busy_changed.connect(self._on_busy)
         self.session.notice.connect(self.show_notice)
@@ -438,6 +439,7 @@ class MainWindow(QMainWindow):
             "\n".join(getattr(info, "notes", ()) or ()) or f"{info.gpu_layers_used} layers on the GPU"
         )
         self.composer.set_ready(True)
+        self.composer.set_context(int(getattr(info, "n_ctx", 0) or 0) or None)
         self._sync_actions()
         self.view.set_empty_text("Start a conversation", "Type a message below. Enter sends, Shift+Enter adds a line.")
         base = "" if getattr(info, "has_chat_template", True) else (

@@ -438,9 +438,12 @@ class ChatSession(QObject):
         """First words + time, unique among the chats ("Write a function that… · 14:05")."""
         from datetime import datetime
 
+        from atomicchat.attachments import split
         from atomicchat.chat_titles import chat_title
 
-        return chat_title(text, datetime.now(), {c.title for c in self.store.chats.conversations()})
+        typed, files = split(text)  # a message of files alone is named after the first
+        first = typed if typed.strip() or not files else files[0].name
+        return chat_title(first, datetime.now(), {c.title for c in self.store.chats.conversations()})
 
     def _auto_baseline(self) -> None:
         if not self._baseline_wanted or self.model is None or self._baseline_req is not None:

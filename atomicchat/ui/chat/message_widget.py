@@ -22,12 +22,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from atomicchat.attachments import Attachment
+from atomicchat.attachments import compose as compose_attachments
+from atomicchat.attachments import split as split_attachments
 from atomicchat.stats import TargetSpeed
 from atomicchat.store.records import DONE, ERROR, INTERRUPTED, STOPPED, STREAMING, Message, ReplyStats
+from atomicchat.ui.chat.attachment_chip import AttachmentChip
 from atomicchat.ui.chat.markdown_view import MarkdownView
 from atomicchat.ui.chat.stats_bar import StatsBar
 from atomicchat.ui.chat.version_pager import VersionPager
 from atomicchat.ui.common.elided_label import ElidedLabel
+from atomicchat.ui.common.flow_layout import FlowLayout
 from atomicchat.ui.engine.worker_types import StreamChunk
 
 FRAME_MS = 33
@@ -116,6 +121,10 @@ class MessageWidget(QFrame):
         self.body.copied.connect(self.copied)
         self.body.height_changed.connect(self._relayout)
         outer.addWidget(self.body)
+        self.files = QWidget()  # a user message's attached files, each a chip instead of its text
+        self.files_layout = FlowLayout(self.files, spacing=6, line_spacing=4)
+        self.files.setVisible(False)
+        outer.addWidget(self.files)
 
         self.editor = QPlainTextEdit()
         self.editor.setObjectName("messageEditor")
@@ -201,11 +210,20 @@ class MessageWidget(QFrame):
     # static content ----------------------------------------------------------------------
     def _show_full(self) -> None:
         if self.message.role == "user":
-            self.body.set_plain(self.text)
+            typed, files = split_attachments(self.text)
+            self.body.set_plain(typed)
+            self.body.setVisible(bool(typed) or not files)
+            self._show_files(files)
         else:
             self.body.set_markdown(self.text, self._spans())
-        self.body.setVisible(bool(self.text) or self.message.role == "user")
+            self.body.setVisible(bool(self.text))
         self._refresh_stats()
+
+    def _show_files(self, files: list[Attachment]) -> None:
+        self.files_layout.clear()
+        for file in files:
+            self.files_layout.addWidget(AttachmentChip(file, removable=False))
+        self.files.setVisible(bool(files))
 
     def _spans(self) -> list[list[int]] | None:
         return self.stats.draft_spans if self._colour and self.stats.draft_spans else None
@@ -300,7 +318,8 @@ class MessageWidget(QFrame):
 
     # editing -----------------------------------------------------------------------------
     def start_edit(self) -> None:
-        self.editor.setPlainText(self.text)
+        """Edit the typed text; attached files stay attached (their chips stay shown)."""
+        self.editor.setPlainText(split_attachments(self.text)[0])
         self.body.setVisible(False)
         self.editor.setVisible(True)
         self.edit_bar.setVisible(True)
@@ -310,14 +329,16 @@ class MessageWidget(QFrame):
     def cancel_edit(self) -> None:
         self.editor.setVisible(False)
         self.edit_bar.setVisible(False)
-        self.body.setVisible(True)
+        typed, files = split_attachments(self.text)
+        self.body.setVisible(bool(typed) or not files)
 
     def _submit_edit(self) -> None:
         new_text = self.editor.toPlainText().strip()
-        if not new_text:
+        files = split_attachments(self.text)[1]
+        if not new_text and not files:
             return
         self.cancel_edit()
-        self.edit_submitted.emit(self.message.position, new_text)
+        self.edit_submitted.emit(self.message.position, compose_attachments(new_text, files))
 
     def _copy_all(self) -> None:
         QGuiApplication.clipboard().setText(self.text)

@@ -25,6 +25,16 @@ class FlowLayout(QLayout):
     def count(self) -> int:
         return len(self._items)
 
+    def clear(self) -> None:
+        """Take every item out and delete its widget (a list of chips shown anew)."""
+        while self._items:
+            item = self._items.pop()
+            widget = item.widget()
+            if widget is not None:
+                widget.hide()
+                widget.deleteLater()
+        self.invalidate()
+
     def itemAt(self, index: int) -> QLayoutItem | None:  # noqa: N802
         return self._items[index] if 0 <= index < len(self._items) else None
 

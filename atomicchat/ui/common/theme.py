@@ -95,6 +95,11 @@ QSplitter::handle {{ background: {border}; }}
 QSplitter::handle:horizontal {{ width: 1px; }}
 #statsMode {{ color: {good}; background: {good_bg}; border-radius: 4px; padding: 0 5px; }}
 #composer {{ background: {window}; border-top: 1px solid {border}; }}
+#attachmentChip {{ background: {accent_soft}; border: 1px solid {selected}; border-radius: 6px; }}
+#attachmentChip QLabel {{ color: {text}; font-size: 9pt; }}
+#chipRemove {{ color: {muted}; padding: 0 2px; }}
+#attachButton {{ color: {muted}; padding: 7px 8px; border: 1px solid {border}; border-radius: 8px; }}
+#attachButton:hover {{ background: {accent_soft}; }}
 #composerEdit {{ border: 1px solid {border}; border-radius: 8px; padding: 4px 6px; background: {base}; }}
 #composerEdit:focus {{ border-color: {accent}; }}
 #sendButton {{ padding: 7px 14px; border-radius: 8px; background: {accent}; color: white; border: none; font-weight: 600; }}
