@@ -20,7 +20,7 @@ from atomicchat.store import Store
 from atomicchat.store.settings import AppSettings
 from atomicchat.ui.server.api_server import ApiServerController
 from atomicchat.ui.chat.chat_session import ChatSession
-from atomicchat.ui.chat.chat_view import ChatView
+from atomicchat.ui.chat.chat_view import EMPTY_HINT, ChatView
 from atomicchat.ui.chat.composer import Composer
 from atomicchat.ui.chat.markdown_render import warm_up
 from atomicchat.models.service import ModelChoice, ModelService
@@ -160,6 +160,8 @@ class MainWindow(QMainWindow):
     def _make_actions(self) -> None:
         self.new_action = self._action("New chat", "Ctrl+N", self.new_chat)
         self.search_action = self._action("Search chats", "Ctrl+F", self.sidebar.search.setFocus)
+        self.attach_action = self._action("Attach text files…", "Ctrl+O", self.composer.choose_files,
+                                          "Attach code, notes or other text files to the next message")
         self.quit_action = self._action("Quit", "Ctrl+Q", self.close)
         self.stop_action = self._action("Stop", "Esc", self.session.stop, "Stop writing the reply")
         self.stop_action.setEnabled(False)
@@ -196,7 +198,7 @@ class MainWindow(QMainWindow):
         self.sidebar_action.setChecked(True)
         bar = self.menuBar()
         m = bar.addMenu("&File")
-        for a in (self.new_action, self.search_action):
+        for a in (self.new_action, self.search_action, self.attach_action):
             m.addAction(a)
         m.addSeparator()
         m.addAction(self.quit_action)
@@ -441,7 +443,7 @@ class MainWindow(QMainWindow):
         self.composer.set_ready(True)
         self.composer.set_context(int(getattr(info, "n_ctx", 0) or 0) or None)
         self._sync_actions()
-        self.view.set_empty_text("Start a conversation", "Type a message below. Enter sends, Shift+Enter adds a line.")
+        self.view.set_empty_text("Start a conversation", EMPTY_HINT)
         base = "" if getattr(info, "has_chat_template", True) else (
             f"{info.target_name} has no chat template, so it looks like a base model (it continues text rather "
             "than answering); Atomic Chat lays the chat out as ChatML for it.")

@@ -16,6 +16,8 @@ from atomicchat.ui.chat.message_widget import MessageWidget
 
 STICK_PX = 24  # within this many pixels of the bottom counts as "at the bottom"
 
+EMPTY_HINT = "Type a message below, or attach text files (Ctrl+O). Enter sends, Shift+Enter adds a line."
+
 
 class ChatView(QStackedWidget):
     edit_submitted = Signal(int, str)
@@ -56,7 +58,7 @@ class ChatView(QStackedWidget):
         bar = self.scroll.verticalScrollBar()
         bar.valueChanged.connect(self._on_scrolled)
         bar.rangeChanged.connect(self._on_range)
-        self.set_empty_text("Start a conversation", "Type a message below. Enter sends, Shift+Enter adds a line.")
+        self.set_empty_text("Start a conversation", EMPTY_HINT)
         self.setCurrentWidget(self.empty)
 
     def set_empty_text(self, title: str, detail: str) -> None:

@@ -47,8 +47,8 @@ class Composer(QWidget):
         self.attach_button = QToolButton()
         self.attach_button.setObjectName("attachButton")
         self.attach_button.setText("Attach")
-        self.attach_button.setToolTip("Attach text files: code, notes, Markdown, CSV, JSON… (or drop them on the box)")
-        self.attach_button.clicked.connect(self._choose_files)
+        self.attach_button.setToolTip("Attach text files: code, notes, Markdown, CSV, JSON… (Ctrl+O, or drop them on the box)")
+        self.attach_button.clicked.connect(self.choose_files)
         row.addWidget(self.attach_button, 0, Qt.AlignmentFlag.AlignBottom)
         self.edit = QPlainTextEdit()
         self.edit.setObjectName("composerEdit")
@@ -106,7 +106,7 @@ class Composer(QWidget):
                 self.files.append(file)
         self._show_files()
 
-    def _choose_files(self) -> None:
+    def choose_files(self) -> None:
         names, _ = QFileDialog.getOpenFileNames(self, "Attach text files", str(Path.home()), "All files (*)")
         self.attach([Path(n) for n in names])
         self.focus()

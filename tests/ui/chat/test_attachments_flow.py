@@ -138,3 +138,19 @@ def test_a_long_file_name_is_shortened_not_the_window_widened(make_window, qtbot
     right = chip.mapTo(w.composer, chip.rect().topRight()).x()
     assert right <= w.composer.width() and chip.width() <= 320
     assert chip.label.text() == f"{long.name} · 1 line" and chip.label.toolTip() == chip.label.text()
+
+
+def test_ctrl_o_and_the_button_open_the_file_chooser(make_window, qtbot, tmp_path, monkeypatch):
+    from atomicchat.ui.chat import composer as composer_module
+
+    t, d = _model(tmp_path)
+    w = make_window(t, d, Script(texts=["ok"]))
+    code, notes = _files(tmp_path)
+    picked = iter([[str(code)], [str(notes)], []])
+    monkeypatch.setattr(composer_module.QFileDialog, "getOpenFileNames", lambda *a, **k: (next(picked), ""))
+    assert w.attach_action.shortcut().toString() == "Ctrl+O"
+    w.attach_action.trigger()
+    w.composer.attach_button.click()
+    w.composer.attach_button.click()  # cancelled: nothing picked, nothing said
+    assert [c.file.name for c in w.composer.chip_widgets()] == ["count.py", "notes.txt"] and not w.notice.text()
+    assert "attach text files (Ctrl+O)" in w.view.empty.text()  # the empty chat says it can be done
