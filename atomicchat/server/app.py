@@ -115,13 +115,28 @@ def create_app(backend: Backend, config: ServerConfig) -> Starlette:
             raise ApiError(401, "Incorrect or missing API key. Send it as 'Authorization: Bearer <key>'.",
                            code="invalid_api_key")
 
+    def model_object() -> dict[str, Any]:
+        return {"id": backend.model_id, "object": "model", "created": 0, "owned_by": "atomicchat"}
+
     async def models(request: Request) -> Response:
         try:
             check_key(request)
         except ApiError as exc:
             return _error(exc)
-        data = [{"id": backend.model_id, "object": "model", "created": 0, "owned_by": "atomicchat"}]
-        return JSONResponse({"object": "list", "data": data if backend.model_id else []})
+        return JSONResponse({"object": "list", "data": [model_object()] if backend.model_id else []})
+
+    async def model(request: Request) -> Response:
+        """GET /v1/models/{id}: the OpenAI clients' `models.retrieve`."""
+        try:
+            check_key(request)
+            wanted = request.path_params["model_id"]
+            if not backend.model_id or wanted != backend.model_id:
+                running = f"this server runs '{backend.model_id}'" if backend.model_id else "no model is loaded"
+                raise ApiError(404, f"The model '{wanted}' does not exist here; {running}.", code="model_not_found",
+                               param="model")
+        except ApiError as exc:
+            return _error(exc)
+        return JSONResponse(model_object())
 
     async def health(request: Request) -> Response:
         return JSONResponse({"status": "ok", "model": backend.model_id, "busy": backend.busy,
@@ -168,10 +183,11 @@ def create_app(backend: Backend, config: ServerConfig) -> Starlette:
     routes = [
         Route("/health", health, methods=["GET"]),
         Route("/v1/models", models, methods=["GET"]),
+        Route("/v1/models/{model_id:path}", model, methods=["GET"]),
         Route("/v1/chat/completions", chat_completions, methods=["POST"]),
         Route("/v1/completions", completions, methods=["POST"]),
     ]
-    served = ", ".join(f"{sorted(r.methods - {'HEAD'})[0]} {r.path}" for r in routes)
+    served = ", ".join(f"{sorted(r.methods - {'HEAD'})[0]} {r.path.replace(':path}', '}')}" for r in routes)
 
     async def http_error(request: Request, exc: Exception) -> Response:
         """Unknown paths and wrong methods in the OpenAI error shape, naming what is served here

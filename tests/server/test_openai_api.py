@@ -38,6 +38,10 @@ def _greedy(engine, tokens: list[int], n: int) -> Finished:  # noqa: ANN001
 def test_models_and_health(server: Served) -> None:
     ids = [m.id for m in _client(server).models.list()]
     assert ids == [server.model_id] == ["demo-target.F32"]
+    assert _client(server).models.retrieve(server.model_id).id == server.model_id
+    with pytest.raises(openai.NotFoundError) as e:
+        _client(server).models.retrieve("gpt-4o")
+    assert e.value.body["code"] == "model_not_found" and "demo-target.F32" in e.value.body["message"]
     health = _health(server)
     assert health["status"] == "ok" and health["busy"] is False
 
