@@ -26,6 +26,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this computer only)")
     p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT}; 0 = any free)")
     p.add_argument("--api-key", help="require 'Authorization: Bearer KEY' on /v1 routes")
+    p.add_argument("--cors", action="append", default=[], metavar="ORIGIN",
+                   help="let web pages from ORIGIN (e.g. http://localhost:3000, or * for any) call the API "
+                        "from a browser; repeatable; off by default")
     p.set_defaults(func=run)
 
 
@@ -72,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
                                   draft_max=args.draft_max))
     model_id = args.model_id or model_id_for(target)
     backend = EngineBackend(engine, model_id)
-    app = create_app(backend, ServerConfig(api_key=args.api_key))
+    app = create_app(backend, ServerConfig(api_key=args.api_key, cors_origins=tuple(args.cors)))
     server = uvicorn.Server(uvicorn.Config(app, host=args.host, port=args.port, log_level="warning",
                                            access_log=False, lifespan="off", timeout_graceful_shutdown=3))
     started = server.startup

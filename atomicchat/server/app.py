@@ -17,6 +17,8 @@ from typing import Any, Protocol
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
@@ -56,6 +58,9 @@ class Backend(Protocol):
 class ServerConfig:
     api_key: str | None = None
     defaults: GenParams = GenParams()
+    # Web pages (browser origins) allowed to call the API: none by default, as LM Studio, since a page
+    # allowed here can use the model from any site the user opens; ("*",) allows every origin.
+    cors_origins: tuple[str, ...] = ()
 
 
 def _error(exc: ApiError) -> JSONResponse:
@@ -203,7 +208,9 @@ def create_app(backend: Backend, config: ServerConfig) -> Starlette:
         return JSONResponse(ApiError(exc.status_code, message, code=code).body(), status_code=exc.status_code,
                             headers=exc.headers)
 
-    return Starlette(routes=routes, exception_handlers={HTTPException: http_error})
+    middleware = [Middleware(CORSMiddleware, allow_origins=list(config.cors_origins), allow_methods=["GET", "POST"],
+                             allow_headers=["*"])] if config.cors_origins else []
+    return Starlette(routes=routes, exception_handlers={HTTPException: http_error}, middleware=middleware)
 
 
 @dataclass(frozen=True)

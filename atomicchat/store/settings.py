@@ -44,6 +44,7 @@ class AppSettings:
     api_host: str = "127.0.0.1"  # this computer only unless the user chooses otherwise
     api_port: int = 8080
     api_key: str = ""
+    api_cors: bool = False  # let web pages in a browser call the local API (any origin)
 
     def draft_off(self, target: str) -> bool:
         return target in self.draft_off_for.splitlines()
@@ -91,6 +92,7 @@ class AppSettings:
             api_host=self.api_host if self.api_host in ("127.0.0.1", "0.0.0.0", "::1", "::") else "127.0.0.1",
             api_port=min(max(int(self.api_port), 1024), 65535),
             api_key=self.api_key,
+            api_cors=bool(self.api_cors),
         )
 
 

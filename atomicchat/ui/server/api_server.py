@@ -95,14 +95,15 @@ class ApiServerController(QObject):
         return self._where
 
     def apply(self, settings: AppSettings) -> None:
-        key = (settings.api_enabled, settings.api_host, settings.api_port, settings.api_key)
+        key = (settings.api_enabled, settings.api_host, settings.api_port, settings.api_key, settings.api_cors)
         if key == self._key:
             return
         self.stop()
         self._key = key
         if not settings.api_enabled:
             return
-        app = create_app(self.backend, ServerConfig(api_key=settings.api_key or None))
+        app = create_app(self.backend, ServerConfig(api_key=settings.api_key or None,
+                                                     cors_origins=("*",) if settings.api_cors else ()))
         server = ServerThread(app, settings.api_host, settings.api_port)
         try:
             self._where = server.start()

@@ -27,11 +27,14 @@ class ServerSettingsGroup(QGroupBox):
         self.key.setPlaceholderText("none: any local program may use it")
         self.key.setEchoMode(QLineEdit.EchoMode.PasswordEchoOnEdit)
         form.addRow("API key", self.key)
+        self.cors = QCheckBox("Allow web pages in a browser to use it (CORS)")
+        self.cors.setChecked(settings.api_cors)
+        form.addRow("Web pages", self.cors)
         self.hint = QLabel()
         self.hint.setObjectName("hint")
         self.hint.setWordWrap(True)
         form.addRow("", self.hint)
-        for w in (self.enabled, self.others):
+        for w in (self.enabled, self.others, self.cors):
             w.toggled.connect(self._sync)
         self.key.textChanged.connect(self._sync)
         self.port.valueChanged.connect(self._sync)
@@ -39,11 +42,14 @@ class ServerSettingsGroup(QGroupBox):
 
     def _sync(self) -> None:
         on = self.enabled.isChecked()
-        for w in (self.port, self.others, self.key):
+        for w in (self.port, self.others, self.key, self.cors):
             w.setEnabled(on)
         self.enabled.setText(f"Serve the loaded model at http://127.0.0.1:{self.port.value()}/v1")
         if on and self.others.isChecked() and not self.key.text().strip():
             self.hint.setText("Anyone on your network can use the model: set an API key.")
+        elif on and self.cors.isChecked() and not self.key.text().strip():
+            self.hint.setText("Any web page you open could use the model: set an API key, and give it only to "
+                              "the web app you trust.")
         else:
             self.hint.setText("One request at a time: API requests and chat replies wait their turn.")
 
@@ -54,4 +60,5 @@ class ServerSettingsGroup(QGroupBox):
             api_port=self.port.value(),
             api_host="0.0.0.0" if self.others.isChecked() else "127.0.0.1",
             api_key=self.key.text().strip(),
+            api_cors=self.cors.isChecked(),
         )

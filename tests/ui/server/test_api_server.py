@@ -83,3 +83,34 @@ def test_busy_port_is_a_notice_not_a_crash(make_window, qtbot):
         w.apply_settings(replace(w.settings, api_enabled=True, api_port=port))
     assert w.api.listening is None
     assert w.notice.kind == "error" and f"127.0.0.1:{port}" in w.notice.label.text()
+
+
+def test_web_pages_are_let_in_only_when_the_setting_says_so(make_window, qtbot):
+    import http.client
+
+    from atomicchat.ui.server.server_settings import ServerSettingsGroup
+
+    w = make_window(demo.demo_target_path(), demo.demo_draft_path())
+    group = ServerSettingsGroup(replace(w.settings, api_enabled=True))
+    qtbot.addWidget(group)
+    assert not group.cors.isChecked()  # off by default
+    group.cors.setChecked(True)
+    assert "Any web page you open could use the model" in group.hint.text()  # no key set
+    port = _free_port()
+    w.apply_settings(replace(group.apply_to(w.settings), api_port=port))
+    qtbot.waitUntil(lambda: w.api.listening is not None, timeout=WAIT_MS)
+    assert w.store.settings.load().api_cors
+
+    def preflight() -> dict[str, str]:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        conn.request("OPTIONS", "/v1/chat/completions", headers={
+            "Origin": "http://localhost:3000", "Access-Control-Request-Method": "POST"})
+        r = conn.getresponse()
+        r.read()
+        conn.close()
+        return {k.lower(): v for k, v in r.getheaders()}
+
+    assert preflight().get("access-control-allow-origin") == "*"
+    w.apply_settings(replace(w.settings, api_cors=False))  # the server restarts without it
+    qtbot.waitUntil(lambda: w.api.listening is not None, timeout=WAIT_MS)
+    assert "access-control-allow-origin" not in preflight()
