@@ -44,6 +44,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--prompt", help="prompt text (rendered with the model's chat template unless --raw)")
     g.add_argument("--prompt-tokens", type=_token_list, help="raw token ids, e.g. 1,2,3 (no template)")
     p.add_argument("--system", help="system prompt for the chat template")
+    p.add_argument("--file", type=Path, action="append", default=[], metavar="PATH",
+                   help="a text file to attach after the prompt, as the app does (repeatable; not with --raw)")
     p.add_argument("--raw", action="store_true", help="feed --prompt as plain text, without the chat template")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of streaming")
     p.set_defaults(func=run)
@@ -72,13 +74,21 @@ def _validate(args: argparse.Namespace) -> None:
                 raise CliError(f"{flag} is not valid UTF-8 text (check the terminal's encoding)") from None
     if args.ctx < 16:
         raise CliError("--ctx must be at least 16")
+    if args.file and (args.raw or args.prompt is None):
+        raise CliError("--file goes with --prompt and the chat template, not with --raw or --prompt-tokens")
     if args.seed is not None and not 0 <= args.seed < 2**32:
         raise CliError("--seed must be between 0 and 4294967295")
 
 
 def run(args: argparse.Namespace) -> int:
     _validate(args)
+    from atomicchat import attachments
     from atomicchat.engine import Engine, Finished, Step
+
+    try:  # read before the model loads: a wrong path is said at once
+        files = [attachments.read(path, args.ctx) for path in args.file]
+    except attachments.AttachmentError as exc:
+        raise CliError(str(exc)) from None
 
     engine = Engine(engine_config(args.model, args.draft, n_ctx=args.ctx, n_gpu_layers=args.gpu_layers,
                                   n_threads=args.threads, draft_max=args.draft_max))
@@ -89,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
             prompt = engine.tokenize(args.prompt, add_special=True)
         else:
             messages = ([{"role": "system", "content": args.system}] if args.system else []) + [
-                {"role": "user", "content": args.prompt}
+                {"role": "user", "content": attachments.compose(args.prompt, files)}
             ]
             prompt = engine.chat_prompt(messages)
         params = gen_params(max_tokens=args.max_tokens, temperature=args.temperature, top_k=args.top_k,

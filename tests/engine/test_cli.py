@@ -43,6 +43,23 @@ def test_chat_prompt_with_smollm2(smollm2_path):
     assert json.loads(r.stdout)["n_generated"] > 0
 
 
+def test_a_file_attached_as_the_app_attaches_it(smollm2_path, tmp_path):
+    """--file puts the file after the prompt as the chat does: the same tokens as that message."""
+    from atomicchat.attachments import Attachment, compose
+    from atomicchat.engine import Engine, EngineConfig
+
+    code = tmp_path / "count.py"
+    code.write_text("def count_lines(path):\n    with open(path) as f:\n        return sum(1 for _ in f)\n")
+    r = cli("generate", "--model", str(smollm2_path), "--prompt", "What does this do?", "--file", str(code),
+            "--max-tokens", "24", "--json", "--ctx", "512")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    with Engine(EngineConfig(smollm2_path, None, n_ctx=512, n_threads=1)) as eng:
+        message = compose("What does this do?", [Attachment("count.py", code.read_text().rstrip("\n"))])
+        assert out["n_prompt"] == len(eng.chat_prompt([{"role": "user", "content": message}]))
+    assert "lines" in out["text"], out["text"]  # greedy SmolLM2: "This function counts the number of lines…"
+
+
 @pytest.mark.parametrize(
     "args, needle",
     [
@@ -57,6 +74,8 @@ def test_chat_prompt_with_smollm2(smollm2_path):
         (["--model", "{t}", "--prompt", "x", "--temperature", "inf"], "finite"),
         (["--model", "{t}", "--prompt", "x", "--top-p", "1.5"], "between 0 and 1"),
         (["--model", "{t}", "--prompt", "x", "--min-p=-inf"], "finite"),
+        (["--model", "{t}", "--prompt", "x", "--file", "/nonexistent/notes.txt"], "notes.txt could not be read"),
+        (["--model", "{t}", "--prompt", "x", "--raw", "--file", "/etc/hostname"], "--file goes with --prompt"),
     ],
 )
 def test_bad_input_one_line_no_traceback(llama_pair, args, needle):
