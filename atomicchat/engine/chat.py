@@ -47,6 +47,20 @@ def opens_thinking(engine: Any, prompt: list[int]) -> bool:
     return bool(prompt) and engine.detokenize(prompt[-4:]).rstrip().endswith(THINK_OPEN)
 
 
+def with_reply_start(engine: Any, prompt: list[int], start: str,
+                     start_tokens: list[int] | None = None) -> tuple[list[int], bool]:
+    """`prompt` followed by the start of the reply (the app's Continue, the API's prefill), and whether
+    the reply goes on inside a <think> block. A start that begins with the "<think>\n" the template
+    already put at the prompt's end (the app gives a reply that tag) does not repeat it.
+    `start_tokens`: `start` tokenized already (without special tokens), if the caller has them."""
+    opened = opens_thinking(engine, prompt)
+    if opened and start.startswith(THINK_OPEN + "\n"):
+        start, start_tokens = start[len(THINK_OPEN) + 1 :], None
+    if start and start_tokens is None:
+        start_tokens = engine.tokenize(start, add_special=False)
+    return prompt + (start_tokens or []), opened and THINK_CLOSE not in start
+
+
 class TemplateRefusal(TemplateError, PromptRefused):
     """The template itself called raise_exception: it rejects this conversation (kept, no fallback)."""
 

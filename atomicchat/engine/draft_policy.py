@@ -547,8 +547,8 @@ class DraftPolicy:
     def _hopeless(self, k: int) -> bool:
         """Whether drafting k fails to beat a plain step by `sweep_upside` even at the best acceptance
         drafts reach (`BEST_ACCEPTANCE` a position, as `longest_useful` sizes the rollback snapshots
-        by), its costs known, e.g. from the load-time calibration: the sweep skips such a length. At full acceptance instead, the toy pairs'
-        sweeps drafted 15 twice, which pays only above ~97% a position: two steps of ~1.9 ms and a
+        by), its costs known, e.g. from the load-time calibration: the sweep skips such a length. At
+        full acceptance instead, the toy pairs' sweeps drafted 15 twice, which pays only above ~97% a position: two steps of ~1.9 ms and a
         graph switch back, against ~0.12 ms plain steps, 2-3% of a 1,536-token benchmark case."""
         best, plain = self._best_case_rate(k), self.rate(0)
         return best is not None and plain is not None and best < plain * (1.0 + self.sweep_upside)

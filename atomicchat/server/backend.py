@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from atomicchat.engine.chat import THINK_CLOSE, opens_thinking
+from atomicchat.engine.chat import with_reply_start
 from atomicchat.engine.errors import ContextFullError, EngineError, PromptRefused
 from atomicchat.engine.types import Finished, GenStats, Step
 from atomicchat.server.protocol import ApiError, ApiRequest
@@ -68,14 +68,9 @@ def prompt_tokens(engine: Any, req: ApiRequest) -> tuple[list[int], bool]:
     stays off while a DFlash draft is loaded unless the client asks for it."""
     if req.messages is None:
         return engine.tokenize(req.prompt or "", add_special=True), False
-    if req.tools:
-        tokens = engine.chat_prompt(list(req.messages), enable_thinking=req.enable_thinking, tools=list(req.tools))
-    else:
-        tokens = engine.chat_prompt(list(req.messages), enable_thinking=req.enable_thinking)
-    thinking = opens_thinking(engine, tokens) and THINK_CLOSE not in req.prefill
-    if req.prefill:
-        tokens = tokens + engine.tokenize(req.prefill, add_special=False)
-    return tokens, thinking
+    tokens = engine.chat_prompt(list(req.messages), enable_thinking=req.enable_thinking,
+                                tools=list(req.tools) if req.tools else None)
+    return with_reply_start(engine, tokens, req.prefill)
 
 
 def run_job(engine: Any, job: Job) -> str | None:

@@ -119,6 +119,12 @@ def _text(value: Any, param: str) -> str:
     raise _bad(f"'{param}' must be a string or a list of text parts.", param)
 
 
+def _function(obj: Any) -> dict[str, Any] | None:
+    """The `function` object of a tool or a tool call, when it has a name; else None."""
+    fn = obj.get("function") if isinstance(obj, dict) else None
+    return fn if isinstance(fn, dict) and isinstance(fn.get("name"), str) and fn["name"] else None
+
+
 def _tool_calls(value: Any, where: str) -> list[dict[str, Any]]:
     """An assistant turn's OpenAI `tool_calls`, with each call's JSON `arguments` string decoded into
     the object chat templates iterate over (as llama-server does)."""
@@ -126,8 +132,8 @@ def _tool_calls(value: Any, where: str) -> list[dict[str, Any]]:
         raise _bad(f"{where} must be a list.", "messages")
     out = []
     for j, call in enumerate(value):
-        fn = call.get("function") if isinstance(call, dict) else None
-        if not isinstance(fn, dict) or not isinstance(fn.get("name"), str) or not fn["name"]:
+        fn = _function(call)
+        if fn is None:
             raise _bad(f"{where}[{j}] must be {{\"type\": \"function\", \"function\": {{\"name\", \"arguments\"}}}}.",
                        "messages")
         args = fn.get("arguments", "{}")
@@ -173,9 +179,8 @@ def _tools(body: dict[str, Any]) -> tuple[dict[str, Any], ...] | None:
     if not isinstance(tools, list) or len(tools) > MAX_TOOLS:
         raise _bad(f"'tools' must be a list of up to {MAX_TOOLS} tools.", "tools")
     for i, tool in enumerate(tools):
-        fn = tool.get("function") if isinstance(tool, dict) else None
-        if not isinstance(tool, dict) or tool.get("type") != "function" or not isinstance(fn, dict) \
-                or not isinstance(fn.get("name"), str) or not fn["name"]:
+        fn = _function(tool)
+        if fn is None or tool.get("type") != "function":
             raise _bad(f"tools[{i}] must be {{\"type\": \"function\", \"function\": {{\"name\", ...}}}}.", "tools")
         if fn.get("parameters") is not None and not isinstance(fn["parameters"], dict):
             raise _bad(f"tools[{i}].function.parameters must be a JSON schema object.", "tools")

@@ -9,11 +9,7 @@ only what could still be part of a tag or of that whitespace.
 from __future__ import annotations
 
 from atomicchat.engine.chat import THINK_CLOSE, THINK_OPEN
-
-
-def _partial_tail(text: str, tag: str) -> int:
-    """Length of the longest tail of `text` that is a proper prefix of `tag`."""
-    return next((n for n in range(min(len(tag) - 1, len(text)), 0, -1) if text.endswith(tag[:n])), 0)
+from atomicchat.server.stops import partial_tail
 
 
 class ReasoningSplitter:
@@ -41,7 +37,7 @@ class ReasoningSplitter:
             if at >= 0:
                 self._state = "answer"
                 return self._reasoning(text[:at].rstrip()), self._answer(text[at + len(THINK_CLOSE) :])
-            keep = _partial_tail(text, THINK_CLOSE)
+            keep = partial_tail(text, THINK_CLOSE)
             body = text[: len(text) - keep]
             send = body.rstrip()  # trailing whitespace waits: it may end the reasoning
             self._held = text[len(send) :]

@@ -3,6 +3,12 @@
 from __future__ import annotations
 
 
+def partial_tail(text: str, tag: str) -> int:
+    """Length of the longest tail of `text` that is a proper prefix of `tag`: what must be held back
+    because the next piece may complete the tag."""
+    return next((n for n in range(min(len(tag) - 1, len(text)), 0, -1) if text.endswith(tag[:n])), 0)
+
+
 class StopMatcher:
     """Feed text pieces; get back the text that is safe to send. A stop string found ends the reply
     just before it; text that might be the beginning of one is held back until it is decided."""
@@ -22,12 +28,7 @@ class StopMatcher:
         if cut >= 0:
             self.hit, self._held = True, ""
             return text[:cut]
-        keep = 0  # the longest tail of text that is a proper prefix of some stop string
-        for s in self.stops:
-            for n in range(min(len(s) - 1, len(text)), keep, -1):
-                if text.endswith(s[:n]):
-                    keep = n
-                    break
+        keep = max(partial_tail(text, s) for s in self.stops)
         self._held = text[len(text) - keep :] if keep else ""
         return text[: len(text) - keep]
 

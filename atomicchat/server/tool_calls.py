@@ -18,7 +18,9 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-OPEN, CLOSE = "<tool_call>", "</tool_call>"
+from atomicchat.server.stops import partial_tail
+
+OPEN = "<tool_call>"
 _BLOCK = re.compile(r"<tool_call>(.*?)(?:</tool_call>|\Z)", re.S)
 _FUNCTION = re.compile(r"\s*<function=([^>\n]+)>(.*?)</function>\s*\Z", re.S)
 _PARAMETER = re.compile(r"<parameter=([^>\n]+)>\n?(.*?)\n?</parameter>", re.S)
@@ -112,8 +114,7 @@ class ToolCallSplitter:
             send = text[:at].rstrip()
             self._calls, self._held = text[len(send) :], ""  # whitespace kept in case it is no call
             return send
-        keep = next((n for n in range(min(len(OPEN) - 1, len(text)), 0, -1) if text.endswith(OPEN[:n])), 0)
-        send = text[: len(text) - keep]
+        send = text[: len(text) - partial_tail(text, OPEN)]
         send = send.rstrip()  # whitespace before a call is not content; held until text follows it
         self._held = text[len(send) :]
         return send

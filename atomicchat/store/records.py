@@ -73,3 +73,10 @@ class Message:
     status: str = DONE
     created_at: float = 0.0
     stats: ReplyStats | None = None
+
+    def can_continue(self) -> bool:
+        """A reply that ended before the model did (the length limit, Stop, a crash) can be written on."""
+        if self.role != "assistant" or not self.content.strip():
+            return False
+        reason = self.stats.finish_reason if self.stats else ""
+        return self.status in (STOPPED, INTERRUPTED) or (self.status == DONE and reason == "length")

@@ -59,7 +59,8 @@ class FakeEngine:
         self.closed = False
         self._n = 0
 
-    def chat_prompt(self, messages: list[dict[str, str]], enable_thinking: bool | None = None) -> list[int]:
+    def chat_prompt(self, messages: list[dict[str, str]], enable_thinking: bool | None = None,
+                    tools: list[dict] | None = None) -> list[int]:
         self.script.calls.append({"messages": messages, "enable_thinking": enable_thinking})
         return list(range(sum(len(m["content"]) for m in messages) // 4 + 1))
 

@@ -3,11 +3,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QToolButton, QWidget
 
 from atomicchat.attachments import Attachment
 from atomicchat.ui.common.elided_label import ElidedLabel
+from atomicchat.ui.common.flow_layout import FlowLayout
 
 PREVIEW_LINES = 12
 MAX_WIDTH = 320  # a long file name is shortened with "…" (the tooltip has it whole), never the window widened
@@ -38,3 +41,15 @@ class AttachmentChip(QFrame):
             self.remove.setAutoRaise(True)
             self.remove.clicked.connect(self.remove_requested)
             row.addWidget(self.remove)
+
+
+def show_chips(row: FlowLayout, files: list[Attachment], on_remove: Callable[[Attachment], None] | None = None) -> None:
+    """Fill `row` (a FlowLayout on its own widget) with one chip a file, removable when `on_remove` is
+    given (the composer) and not under a sent message; the widget shows only when there are files."""
+    row.clear()
+    for file in files:
+        chip = AttachmentChip(file, removable=on_remove is not None)
+        if on_remove is not None:
+            chip.remove_requested.connect(lambda f=file: on_remove(f))
+        row.addWidget(chip)
+    row.parentWidget().setVisible(bool(files))

@@ -21,7 +21,7 @@ from atomicchat.store.conversations import DEFAULT_TITLE
 from atomicchat.store.records import DONE, ERROR, INTERRUPTED, STOPPED, STREAMING, Message, ReplyStats
 from atomicchat.store.settings import AppSettings
 from atomicchat.ui.chat.chat_view import ChatView
-from atomicchat.ui.chat.message_widget import MessageWidget, can_continue
+from atomicchat.ui.chat.message_widget import MessageWidget
 from atomicchat.ui.engine.host import BASELINE_TOKENS, EngineHost
 from atomicchat.ui.engine.worker_types import BaselineResult, GenRequest, GenResult, ModelReady, StreamChunk, WorkerFailure
 
@@ -205,7 +205,7 @@ class ChatSession(QObject):
 
     def _continuable(self) -> Message | None:
         msgs = self.store.chats.messages(self.conversation_id) if self.conversation_id is not None else []
-        return msgs[-1] if msgs and can_continue(msgs[-1]) else None
+        return msgs[-1] if msgs and msgs[-1].can_continue() else None
 
     def can_continue(self) -> bool:
         return not self.busy and self._continuable() is not None

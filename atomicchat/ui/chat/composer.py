@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QToolButton, QVBoxLayout, QWidget
 
 from atomicchat import attachments
 from atomicchat.attachments import Attachment, AttachmentError
-from atomicchat.ui.chat.attachment_chip import AttachmentChip
+from atomicchat.ui.chat.attachment_chip import AttachmentChip, show_chips
 from atomicchat.ui.common.flow_layout import FlowLayout
 
 MAX_LINES = 8
@@ -116,12 +116,7 @@ class Composer(QWidget):
         self._show_files()
 
     def _show_files(self) -> None:
-        self.chips_layout.clear()
-        for file in self.files:
-            chip = AttachmentChip(file, removable=True)
-            chip.remove_requested.connect(lambda f=file: self._remove(f))
-            self.chips_layout.addWidget(chip)
-        self.chips.setVisible(bool(self.files))
+        show_chips(self.chips_layout, self.files, on_remove=self._remove)
         self._update_button()
 
     def chip_widgets(self) -> list[AttachmentChip]:

@@ -23,7 +23,7 @@ from pygments.formatters import HtmlFormatter
 from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 
-THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
+from atomicchat.engine.chat import THINK_CLOSE, THINK_OPEN
 
 
 @dataclass(frozen=True)

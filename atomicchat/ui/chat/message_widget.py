@@ -22,12 +22,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from atomicchat.attachments import Attachment
 from atomicchat.attachments import compose as compose_attachments
 from atomicchat.attachments import split as split_attachments
 from atomicchat.stats import TargetSpeed
 from atomicchat.store.records import DONE, ERROR, INTERRUPTED, STOPPED, STREAMING, Message, ReplyStats
-from atomicchat.ui.chat.attachment_chip import AttachmentChip
+from atomicchat.ui.chat.attachment_chip import show_chips
 from atomicchat.ui.chat.markdown_view import MarkdownView
 from atomicchat.ui.chat.stats_bar import StatsBar
 from atomicchat.ui.chat.version_pager import VersionPager
@@ -43,14 +42,6 @@ STATUS_TEXT = {
     INTERRUPTED: "interrupted: the app closed while this reply was being written",
     STREAMING: "writing…",
 }
-
-
-def can_continue(message: Message) -> bool:
-    """A reply that ended before the model did (the length limit, Stop, a crash) can be written on."""
-    if message.role != "assistant" or not message.content.strip():
-        return False
-    reason = message.stats.finish_reason if message.stats else ""
-    return message.status in (STOPPED, INTERRUPTED) or (message.status == DONE and reason == "length")
 
 
 class MessageWidget(QFrame):
@@ -213,17 +204,11 @@ class MessageWidget(QFrame):
             typed, files = split_attachments(self.text)
             self.body.set_plain(typed)
             self.body.setVisible(bool(typed) or not files)
-            self._show_files(files)
+            show_chips(self.files_layout, files)
         else:
             self.body.set_markdown(self.text, self._spans())
             self.body.setVisible(bool(self.text))
         self._refresh_stats()
-
-    def _show_files(self, files: list[Attachment]) -> None:
-        self.files_layout.clear()
-        for file in files:
-            self.files_layout.addWidget(AttachmentChip(file, removable=False))
-        self.files.setVisible(bool(files))
 
     def _spans(self) -> list[list[int]] | None:
         return self.stats.draft_spans if self._colour and self.stats.draft_spans else None
@@ -259,7 +244,7 @@ class MessageWidget(QFrame):
 
     def set_last_reply(self, last: bool) -> None:
         self.regen_button.setVisible(last and self.message.role == "assistant" and not self._streaming)
-        self.continue_button.setVisible(last and not self._streaming and can_continue(self.message))
+        self.continue_button.setVisible(last and not self._streaming and self.message.can_continue())
 
     def refresh_baseline(self) -> None:
         self._refresh_stats()

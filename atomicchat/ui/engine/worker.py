@@ -191,7 +191,7 @@ class EngineWorker(QObject):
         return kind
 
     def _run_generation(self, req: GenRequest) -> None:
-        from atomicchat.engine.chat import THINK_OPEN, opens_thinking
+        from atomicchat.engine.chat import THINK_OPEN, with_reply_start
         from atomicchat.engine.context_fit import fit_chat
 
         eng, params = self._engine, req.params
@@ -199,13 +199,9 @@ class EngineWorker(QObject):
         so_far = eng.tokenize(req.continue_text, add_special=False) if req.continue_text else []
         tokens, dropped = fit_chat(eng, req.messages, reserve + len(so_far), enable_thinking=req.enable_thinking)
         pending, chars, last_emit, stats = _Pending(), 0, time.monotonic(), None
-        thinking = opens_thinking(eng, tokens)
-        if req.continue_text:  # the model goes on from its own text, after the template's opening of the turn
-            text = req.continue_text
-            if thinking and text.startswith(THINK_OPEN + "\n"):  # the tag this worker added: the prompt has it
-                so_far = eng.tokenize(text[len(THINK_OPEN) + 1 :], add_special=False)
-            tokens = tokens + so_far
-        elif thinking:  # the reply starts inside <think>: say so, as the model did not
+        # Continue: the model goes on from its own text, after the template's opening of the turn
+        tokens, thinking = with_reply_start(eng, tokens, req.continue_text, so_far)
+        if thinking and not req.continue_text:  # the reply starts inside <think>: say so, as the model did not
             pending.text.append(THINK_OPEN + "\n")
             chars = len(pending.text[0])
         try:
