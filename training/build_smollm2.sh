@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Train the DFlash draft for SmolLM2-135M-Instruct (resources/smollm2/) from the installed target GGUF.
-# CPU only, offline, in four rounds of data + training (about 5.7 hours of wall time on 2 quiet cores; round 1
-# alone is the first shipped draft, rounds 2-4 each start from the last on new replies). Needs the training venv:
+# CPU only, offline, in five rounds of data + training (about 7.5 hours of wall time on 2 quiet cores; round 1
+# alone is the first shipped draft, rounds 2-5 each start from the last on new replies). Needs the training venv:
 #   python3 -m venv /tmp/venv-train && /tmp/venv-train/bin/pip install torch==2.13.0 numpy gguf==0.19.0 \
 #       tokenizers llama-cpp-python==0.3.36
 # PY=/path/to/that/python TARGET=/path/to/SmolLM2-135M-Instruct.Q4_1.gguf bash training/build_smollm2.sh
@@ -33,14 +33,15 @@ import json, sys
 json.dump(json.load(open(sys.argv[1])) + json.load(open(sys.argv[2])), open(sys.argv[3], "w"))
 PYEOF
 }
-# Rounds 3-4: training from the last round's draft at a low rate, keeping the checkpoint with the best
-# held-out tau, then the export, whose head keeps the last draft's tokens and adds the data's.
-# Arguments: the last round's draft, minutes, learning rate, log name.
+# Rounds 3-5: training from the last round's draft at a low rate, keeping the checkpoint with the best
+# held-out tau (rounds 3-4) or the last one (round 5: "last"), then the export, whose head keeps the last
+# draft's tokens and adds the data's.
+# Arguments: the last round's draft, minutes, learning rate, log name[, last].
 retrain() {
     run train_draft.py --work work/smol --target-gguf "$TARGET" --mask-id $MASK --n-layer 3 --n-ff 1536 --block 8 \
         --anchors 16 --seqs 8 --minutes "$2" --threads 2 --ckpt-every 100 --head-neg 4096 --lr "$3" --warmup 0.03 \
         --init-gguf "$1" --keep-best 2>&1 | tee "work/smol/logs/$4.log"
-    cp work/smol/draft.best.pt work/smol/draft.pt
+    [ "${5:-best}" = last ] || cp work/smol/draft.best.pt work/smol/draft.pt
     run export_gguf.py --draft-ckpt work/smol/draft.pt --draft-out "../$OUT" --tokenizer-from-gguf "$TARGET" \
         --head-tokens work/smol/distill.npz "$1" \
         --draft-name "SmolLM2-135M-Instruct DFlash draft (AtomicChat)" --license apache-2.0
@@ -101,6 +102,20 @@ leave_out work/smol/exclude_r3b.json work/smol/exclude_r4.json
 gen 4 34 8000 0.70,0.15,0.15 work/smol/exclude_r4.json gen4
 run merge_distill.py work/smol/distill.npz work/smol/round3.npz work/smol/gen4.npz
 retrain work/smol/round3.gguf 32 3e-4 train4
+# Round 5 (2026-12-06): two runs of new replies (seeds 5 and 6; 75% code, smol_prompts.py's round-5
+# requests first: functions asked with and without their signature, classes, scripts). Rounds 1-4's replies
+# were lost with the machines that made them, so this round has only its own; from here on each run's
+# replies are kept in training/data/ (replies.py pack: tokens and prompts, ~0.4 MB) and a later round
+# rebuilds their features (replies.py feats, one prefill per sequence) to train on every kept run.
+cp "../$OUT" work/smol/round4.gguf
+gen 5 45 8000 0.75,0.15,0.10 work/smol/bench_prompts.json gen5
+cp work/smol/distill_prompts.json work/smol/gen5_prompts.json
+run replies.py pack work/smol/gen5.npz work/smol/gen5_prompts.json data/smollm2_r5a.npz
+leave_out work/smol/bench_prompts.json work/smol/exclude_r6.json
+gen 6 32 8000 0.75,0.15,0.10 work/smol/exclude_r6.json gen6
+run replies.py pack work/smol/gen6.npz work/smol/distill_prompts.json data/smollm2_r5b.npz
+run merge_distill.py work/smol/distill.npz work/smol/gen5.npz work/smol/gen6.npz
+retrain work/smol/round4.gguf 21 1.5e-4 train5 last
 # llama.cpp's DFlash flow vs the PyTorch mirror. On the F16 copy the graphs alone differ (tol 0.05); the
 # Q4_1 file's matmuls also quantize activations to Q8_1, which moves the draft's logits by up to ~0.15.
 run verify_fidelity.py --work work/smol --target "work/smol/target.F16.gguf" --draft "../$OUT" --n-seq 4 --tol 0.05 \

@@ -293,6 +293,196 @@ R4_CLASS_TEMPLATES = [
 ]
 R4_SCRIPT_TEMPLATES = ["Write a {lang} script that {task}.", "Write a {lang} program that {task}."]
 
+# added for the fifth distillation round (2026-12-06): more functions, asked both with their signature
+# and in plain words ("Write a Python function that returns ..."), the way the benchmark's hand-written
+# requests are phrased, plus classes and scripts; none is one of benchmarks/smol_bench.py's prompts or a
+# close paraphrase of one (no even/odd test, sum of squares or cubes, maximum of an array, FizzBuzz,
+# counter class or word-length map)
+NAMED_FUNCS_R5 = [
+    ("count_consonants(text)", "returns how many consonants a string contains"),
+    ("sum_of_evens(numbers)", "returns the sum of the even numbers in a list"),
+    ("average_length(words)", "returns the average length of a list of words"),
+    ("is_divisible(a, b)", "returns True when a is divisible by b"),
+    ("cube(n)", "returns n raised to the power of three"),
+    ("absolute_values(numbers)", "returns a list of the absolute values of the numbers"),
+    ("first_and_last(items)", "returns a tuple with the first and the last item of a list"),
+    ("remove_vowels(text)", "returns the text without its vowels"),
+    ("count_spaces(text)", "returns the number of spaces in a string"),
+    ("double_all(numbers)", "returns a new list with every number doubled"),
+    ("kilograms_to_pounds(kg)", "converts kilograms to pounds"),
+    ("hours_to_minutes(hours)", "converts a number of hours to minutes"),
+    ("area_of_triangle(base, height)", "returns the area of a triangle"),
+    ("perimeter_of_square(side)", "returns the perimeter of a square"),
+    ("is_uppercase(text)", "returns True when every letter of the text is upper case"),
+    ("count_negatives(numbers)", "returns how many negative numbers a list has"),
+    ("replace_spaces(text)", "replaces every space in a string with an underscore"),
+    ("last_word(sentence)", "returns the last word of a sentence"),
+    ("middle(items)", "returns the middle item of a list"),
+    ("smallest(numbers)", "returns the smallest number of a list without using min"),
+    ("sum_of_list(numbers)", "returns the sum of a list of numbers using a loop"),
+    ("count_occurrences(text, word)", "returns how many times a word appears in a text"),
+    ("odd_numbers(n)", "returns a list of the odd numbers from 1 to n"),
+    ("multiples(n, limit)", "returns every multiple of n up to limit"),
+    ("reverse_number(n)", "returns the digits of an integer in reverse order as an integer"),
+    ("is_armstrong(n)", "returns True when n is an Armstrong number"),
+    ("to_uppercase(words)", "returns the words of a list in upper case"),
+    ("lengths(strings)", "returns a list with the length of each string"),
+    ("join_words(words)", "joins a list of words into one sentence with spaces"),
+    ("split_sentence(sentence)", "returns the list of words of a sentence"),
+    ("key_with_max_value(d)", "returns the key of a dictionary with the largest value"),
+    ("sum_dict_values(d)", "returns the sum of the values of a dictionary"),
+    ("count_keys(d)", "returns the number of keys in a dictionary"),
+    ("list_difference(a, b)", "returns the items of a that are not in b"),
+    ("intersection(a, b)", "returns the items that appear in both lists"),
+    ("remove_item(items, value)", "removes every occurrence of value from a list"),
+    ("insert_sorted(items, value)", "inserts a value into a sorted list, keeping it sorted"),
+    ("index_of_max(numbers)", "returns the index of the largest number of a list"),
+    ("cumulative_sum(numbers)", "returns the list of running sums"),
+    ("power(base, exp)", "returns base raised to exp using a loop"),
+    ("sqrt_newton(x)", "returns the square root of x computed with Newton's method"),
+    ("distance(x1, y1, x2, y2)", "returns the distance between two points"),
+    ("hypotenuse(a, b)", "returns the length of the hypotenuse of a right triangle"),
+    ("simple_interest(principal, rate, years)", "returns the simple interest"),
+    ("discount(price, percent)", "returns the price after a percentage discount"),
+    ("tip(amount, percent)", "returns the tip for a bill"),
+    ("age_in_days(years)", "converts an age in years to days"),
+    ("minutes_to_hours(minutes)", "converts minutes to hours and minutes"),
+    ("is_vowel(char)", "returns True when a character is a vowel"),
+    ("alternate_case(text)", "returns the text with its letters alternating between upper and lower case"),
+    ("count_letters(text)", "returns a dict mapping each letter to how many times it appears"),
+    ("most_common_word(text)", "returns the word that appears most often in a text"),
+    ("unique_characters(text)", "returns True when no character appears twice"),
+    ("pad_left(text, width)", "pads a string with spaces on the left to a given width"),
+    ("strip_numbers(text)", "removes every digit from a string"),
+    ("numbers_in_text(text)", "returns the integers found in a string"),
+    ("is_number(text)", "returns True when a string is a valid number"),
+    ("safe_int(text)", "converts a string to an integer, returning 0 when it cannot"),
+    ("merge_lists(a, b)", "returns one list with the items of both lists"),
+    ("interleave(a, b)", "returns a list alternating the items of two lists"),
+    ("chunk_string(text, n)", "splits a string into pieces of n characters"),
+    ("every_other(items)", "returns every second item of a list"),
+    ("shuffle_list(items)", "returns the items in random order"),
+    ("random_choice(items)", "returns a random item of a list"),
+    ("roll_dice(n)", "returns the results of rolling n six-sided dice"),
+    ("coin_flip()", "returns heads or tails at random"),
+    ("current_year()", "returns the current year"),
+    ("file_exists(path)", "returns True when a file exists"),
+    ("file_size(path)", "returns the size of a file in bytes"),
+    ("append_line(path, line)", "appends a line to a text file"),
+    ("count_files(folder)", "returns how many files a folder contains"),
+    ("load_csv(path)", "reads a CSV file into a list of dictionaries"),
+    ("save_json(path, data)", "writes data to a JSON file"),
+    ("word_frequencies(path)", "returns how often each word appears in a text file"),
+    ("celsius_list(temps)", "converts a list of Fahrenheit temperatures to Celsius"),
+    ("is_valid_username(name)", "returns True when a username has 3 to 12 letters or digits"),
+    ("mask_email(email)", "hides all but the first letter of the name part of an email address"),
+    ("extract_domain(url)", "returns the domain name of a URL"),
+    ("slugify(title)", "turns a title into a lowercase slug with hyphens"),
+    ("format_price(amount)", "formats a number as a price with two decimals and a dollar sign"),
+]
+NAMED_CLASSES_R5 = [
+    ("BankAccount", "deposit, withdraw and get_balance"), ("Point", "move and distance_to"),
+    ("Animal", "speak and describe"), ("Book", "borrow, give_back and is_available"),
+    ("Cat", "meow and sleep"), ("Square", "area and perimeter"), ("Triangle", "area and is_right"),
+    ("Calculator", "add, subtract, multiply and divide"), ("Note", "edit and preview"),
+    ("Lamp", "switch_on, switch_off and is_on"), ("Recipe", "add_ingredient and show"),
+    ("Game", "start, score and end"), ("Team", "add_player, remove_player and size"),
+    ("Course", "enroll, drop and students"), ("Battery", "charge, use and level"),
+    ("Phone", "call, hang_up and battery"),
+]
+SCRIPT_TASKS_R5 = [
+    "prints the squares of the numbers from 1 to 12", "prints the odd numbers from 1 to 25",
+    "asks for two numbers and prints their sum", "prints a right triangle of numbers",
+    "prints the even numbers between 10 and 40", "prints the powers of two up to 1024",
+    "counts the vowels in a word the user types", "prints the months of the year with their numbers",
+    "prints a table of Celsius and Fahrenheit from 0 to 100 in steps of 10",
+    "asks for a number and says whether it is positive, negative or zero",
+    "prints the characters of a string one per line", "prints the numbers from 20 down to 0 in steps of 2",
+    "prints the average of five numbers the user enters", "prints the length of each word in a sentence the user types",
+]
+R5_TEMPLATES = [
+    "Write a {lang} function that {what}.",
+    "Write a {lang} function `{sig}` that {what}.",
+    "Write a function in {lang} that {what}.",
+    "Can you write a {lang} function `{sig}` that {what}?",
+]
+R5_CLASS_TEMPLATES = [
+    "Implement a {lang} class `{name}` with methods {methods}.",
+    "Write a {lang} class called `{name}` with {methods} methods.",
+]
+R5_SCRIPT_TEMPLATES = ["Write a {lang} script that {task}.", "Write a {lang} program that {task}."]
+
+# added for the sixth run (2026-12-06, same round): more classes and scripts, the kinds of request the
+# round-5 draft accepted least on (a class with named methods, a printing script), and more functions;
+# again none is one of benchmarks/smol_bench.py's prompts or a close paraphrase of one
+NAMED_FUNCS_R6 = [
+    ("count_above(numbers, limit)", "returns how many numbers are greater than limit"),
+    ("sum_of_digits_list(numbers)", "returns the sum of the digits of every number in a list"),
+    ("longest_common_prefix(words)", "returns the longest prefix shared by every word"),
+    ("remove_duplicates_string(text)", "removes repeated characters from a string, keeping the first"),
+    ("is_subset(a, b)", "returns True when every item of a is in b"),
+    ("sort_descending(numbers)", "returns the numbers sorted from largest to smallest"),
+    ("count_true(flags)", "returns how many values of a list are True"),
+    ("first_repeated(items)", "returns the first item that appears twice"),
+    ("to_snake_case(name)", "converts a camelCase name to snake_case"),
+    ("to_camel_case(name)", "converts a snake_case name to camelCase"),
+    ("word_in_text(text, word)", "returns True when a word appears in a text, ignoring case"),
+    ("center_text(text, width)", "centers text in a line of a given width"),
+    ("repeat_each(items, n)", "returns a list where each item is repeated n times"),
+    ("split_even_odd_indexes(items)", "returns the items at even indexes and those at odd indexes"),
+    ("number_to_words(n)", "returns the English words for a number from 0 to 99"),
+    ("letter_grade_counts(grades)", "returns how many times each letter grade appears"),
+    ("average_of_dict(scores)", "returns the average of the values of a dictionary of scores"),
+    ("top_n(numbers, n)", "returns the n largest numbers of a list"),
+    ("fill_list(n, value)", "returns a list of n copies of value"),
+    ("range_list(start, stop, step)", "returns the numbers from start to stop in steps of step"),
+    ("max_difference(numbers)", "returns the difference between the largest and the smallest number"),
+    ("count_words_longer(text, n)", "returns how many words of a text are longer than n letters"),
+    ("is_rotation(a, b)", "returns True when string b is a rotation of string a"),
+    ("string_to_list(text)", "returns the characters of a string as a list"),
+    ("list_to_set(items)", "returns the distinct items of a list as a set"),
+    ("tuple_sum(pairs)", "returns the sum of each pair in a list of tuples"),
+    ("count_by_type(items)", "returns how many items of a list are ints, floats and strings"),
+    ("temperature_label(c)", "returns cold, mild or hot for a temperature in Celsius"),
+    ("ticket_price(age)", "returns the ticket price for an age: children and seniors pay half"),
+    ("password_length_ok(password)", "returns True when a password has at least 8 characters"),
+]
+NAMED_CLASSES_R6 = [
+    ("Movie", "rate, describe and is_classic"), ("Robot", "move, turn and report"),
+    ("Store", "add_product, sell and stock"), ("Parking", "park, leave and free_spaces"),
+    ("Elevator", "go_up, go_down and floor"), ("Order", "add_item, remove_item and total"),
+    ("Hotel", "book_room, cancel and available_rooms"), ("Kettle", "fill, boil and pour"),
+    ("Plant", "water, grow and height"), ("Piggybank", "save, break_open and total"),
+    ("Quiz", "add_question, answer and score"), ("Stopwatch", "start, lap and stop"),
+    ("Warehouse", "store, ship and count"), ("Ticket", "book, cancel and is_valid"),
+    ("Trip", "add_stop, distance and summary"), ("Address", "format and is_complete"),
+    ("Song", "play, pause and duration"), ("Chessboard", "place, remove and is_empty"),
+    ("Gradebook", "add_student, add_grade and report"), ("Pet", "feed, play and mood"),
+    ("Menu", "add_dish, remove_dish and show"), ("Library", "lend, return_book and overdue"),
+    ("Train", "depart, arrive and status"), ("Budget", "add_income, add_expense and remaining"),
+]
+SCRIPT_TASKS_R6 = [
+    "prints the numbers from 1 to 30, writing Even or Odd after each one",
+    "prints the numbers from 1 to 25 and marks the primes with a star",
+    "prints every number from 1 to 50 that is divisible by both 2 and 5",
+    "prints the squares of the numbers from 1 to 10 in a table with two columns",
+    "prints a square of hash signs six characters wide",
+    "prints a pyramid of numbers five rows high",
+    "prints the first ten multiples of 9", "prints the leap years between 2000 and 2050",
+    "prints the numbers from 1 to 15 with their cubes", "prints the letters of a word in reverse order",
+    "prints the sum and the average of a list of numbers", "prints how many days each month has",
+    "reads a name and an age and prints a sentence with both",
+    "prints the numbers from 100 down to 1, skipping multiples of 10",
+    "prints the first twenty triangular numbers", "prints a calendar row of the days 1 to 31, seven per line",
+    "prints each word of a sentence on its own line with its position",
+    "prints the numbers from 1 to 40, writing Buzz for multiples of 4",
+]
+R6_CLASS_TEMPLATES = [
+    "Implement a {lang} class `{name}` with methods {methods}.",
+    "Write a {lang} class `{name}` with {methods} methods.",
+    "Create a {lang} class called `{name}` that has the methods {methods}.",
+]
+
 
 def _named(templates, class_templates, langs, funcs, classes) -> list[str]:
     """Requests that name the function (signature, what it does) or the class (its methods), in every
@@ -307,8 +497,20 @@ def _named_code() -> list[str]:
     ask for it) and round 4's scripts."""
     out = _named(NAMED_TEMPLATES, CLASS_TEMPLATES, NAMED_LANGS, NAMED_FUNCS, NAMED_CLASSES)
     out += _named(R4_TEMPLATES, R4_CLASS_TEMPLATES, ["Python", "JavaScript"], NAMED_FUNCS_R4, NAMED_CLASSES_R4)
+    out += [t.format(lang=l, task=k) for t, l, k in
+            itertools.product(R4_SCRIPT_TEMPLATES, ["Python", "JavaScript", "Bash"], SCRIPT_TASKS)]
+    return out + _named_r5()
+
+
+def _named_r5() -> list[str]:
+    """Round 5's requests (both of its runs): functions asked with and without their signature, classes
+    and scripts, in Python and JavaScript."""
+    out = _named(R5_TEMPLATES, R5_CLASS_TEMPLATES, ["Python", "JavaScript"], NAMED_FUNCS_R5, NAMED_CLASSES_R5)
+    out += [t.format(lang=l, task=k) for t, l, k in
+            itertools.product(R5_SCRIPT_TEMPLATES, ["Python", "JavaScript"], SCRIPT_TASKS_R5)]
+    out += _named(R5_TEMPLATES, R6_CLASS_TEMPLATES, ["Python", "JavaScript"], NAMED_FUNCS_R6, NAMED_CLASSES_R6)
     return out + [t.format(lang=l, task=k) for t, l, k in
-                  itertools.product(R4_SCRIPT_TEMPLATES, ["Python", "JavaScript", "Bash"], SCRIPT_TASKS)]
+                  itertools.product(R5_SCRIPT_TEMPLATES, ["Python", "JavaScript"], SCRIPT_TASKS_R6)]
 
 
 def _kinds():

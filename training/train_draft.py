@@ -220,6 +220,12 @@ def main() -> None:
                     "step": step, "seconds": spent}, path)
 
     best_tau = -1.0
+    if a.init_gguf and not a.resume:  # where the last round's draft stands on this data: the bar to beat
+        vl, vt, pp = evaluate()
+        print(f"step 0 val {vl:.3f} tau {vt:.2f} pos-acc {np.round(pp, 2).tolist()}", flush=True)
+        if a.keep_best:
+            best_tau = vt
+            save(a.work / "draft.best.pt")
 
     budget = a.minutes * 60
     t_last = time.time()
