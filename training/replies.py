@@ -5,8 +5,10 @@ A run of `gen_distill_llama.py` writes the target's replies *and* the layer inpu
 are a pure function of the tokens and the target file. Rounds 1-4's data were lost with the machines
 that made them, so each new round had to start from new replies alone. Now a run is packed into
 `training/data/NAME.npz` (token ids as uint16, offsets, prompt lengths, kind, greedy or sampled, and
-the prompts: ~1 MB a run) and committed; the next round rebuilds the features of every kept run with one
-batched llama.cpp prefill per sequence (minutes, not the run's hour) and trains on all of them.
+the prompts: 0.2-0.4 MB a run) and committed; the next round rebuilds the features of every kept run with
+one llama.cpp prefill per sequence and trains on all of them. That is not free on a CPU: on the F16 copy
+with 2 threads it took 0.74 s a reply here (500 of round 5's replies in 371 s, 2026-12-06), ~45 minutes
+for round 5's 3,572, against the 77 minutes that generated them.
 
     python training/replies.py pack work/smol/gen5.npz work/smol/gen5_prompts.json data/smol_r5.npz
     python training/replies.py feats --target work/smol/target.F16.gguf data/smol_r5.npz work/smol/r5.npz
