@@ -10,8 +10,8 @@ one llama.cpp prefill per sequence and trains on all of them. That is not free o
 with 2 threads it took 0.74 s a reply here (500 of round 5's replies in 371 s, 2026-12-06), ~45 minutes
 for round 5's 3,572, against the 77 minutes that generated them.
 
-    python training/replies.py pack work/smol/gen5.npz work/smol/gen5_prompts.json data/smol_r5.npz
-    python training/replies.py feats --target work/smol/target.F16.gguf data/smol_r5.npz work/smol/r5.npz
+    python training/replies.py pack work/smol/gen5.npz work/smol/gen5_prompts.json data/smollm2_r5a.npz
+    python training/replies.py feats --target work/smol/target.F16.gguf data/smollm2_r5a.npz work/smol/r5a.npz
 """
 
 from __future__ import annotations
@@ -42,29 +42,16 @@ def pack(distill: Path, prompts: Path, out: Path) -> None:
 def feats(target: Path, replies: Path, out: Path, threads: int) -> None:
     """The replies -> a distill.npz with the target's layer inputs of every position but the last of
     each sequence (a zero row there), as gen_distill_llama.py writes it."""
-    from llama_run import L, get_layer_inp, quiet, set_layer_inp
+    from gen_distill_llama import load_target
+    from llama_run import L, get_layer_inp
 
     z = np.load(replies)
     lids = [int(x) for x in z["target_layers"]]
     offs = z["offsets"]
-    longest = int(np.diff(offs).max())
-    quiet()
-    L.llama_backend_init()
-    mp = L.llama_model_default_params()
-    mp.n_gpu_layers = 0
-    mp.use_extra_bufts = False
-    m = L.llama_model_load_from_file(str(target).encode(), mp)
-    assert m, target
-    cp = L.llama_context_default_params()
-    cp.n_ctx = cp.n_batch = cp.n_ubatch = max(512, longest)
-    cp.n_threads = cp.n_threads_batch = threads
-    cp.no_perf = True
-    ct = L.llama_init_from_model(m, cp)
-    assert ct
-    for lid in lids:
-        set_layer_inp(ct, lid, True)
+    n = max(512, int(np.diff(offs).max()))
+    m, ct = load_target(target, n, n, 1, threads, lids)  # the run's own loader: same taps, same CPU path
     E = L.llama_model_n_embd(m)
-    batch = L.llama_batch_init(cp.n_batch, 0, 1)
+    batch = L.llama_batch_init(n, 0, 1)
     mem = L.llama_get_memory(ct)
     rows = np.zeros((int(offs[-1]), E * len(lids)), np.float16)
     t0 = time.time()

@@ -492,13 +492,17 @@ def _named(templates, class_templates, langs, funcs, classes) -> list[str]:
                   itertools.product(class_templates, langs, classes)]
 
 
+def _scripts(templates, langs, tasks) -> list[str]:
+    """Requests for a script or program, in every template and language."""
+    return [t.format(lang=l, task=k) for t, l, k in itertools.product(templates, langs, tasks)]
+
+
 def _named_code() -> list[str]:
     """The requests that name a function or class: round 3's, then round 4's (Python first, most people
     ask for it) and round 4's scripts."""
     out = _named(NAMED_TEMPLATES, CLASS_TEMPLATES, NAMED_LANGS, NAMED_FUNCS, NAMED_CLASSES)
     out += _named(R4_TEMPLATES, R4_CLASS_TEMPLATES, ["Python", "JavaScript"], NAMED_FUNCS_R4, NAMED_CLASSES_R4)
-    out += [t.format(lang=l, task=k) for t, l, k in
-            itertools.product(R4_SCRIPT_TEMPLATES, ["Python", "JavaScript", "Bash"], SCRIPT_TASKS)]
+    out += _scripts(R4_SCRIPT_TEMPLATES, ["Python", "JavaScript", "Bash"], SCRIPT_TASKS)
     return out + _named_r5()
 
 
@@ -506,11 +510,9 @@ def _named_r5() -> list[str]:
     """Round 5's requests (both of its runs): functions asked with and without their signature, classes
     and scripts, in Python and JavaScript."""
     out = _named(R5_TEMPLATES, R5_CLASS_TEMPLATES, ["Python", "JavaScript"], NAMED_FUNCS_R5, NAMED_CLASSES_R5)
-    out += [t.format(lang=l, task=k) for t, l, k in
-            itertools.product(R5_SCRIPT_TEMPLATES, ["Python", "JavaScript"], SCRIPT_TASKS_R5)]
+    out += _scripts(R5_SCRIPT_TEMPLATES, ["Python", "JavaScript"], SCRIPT_TASKS_R5)
     out += _named(R5_TEMPLATES, R6_CLASS_TEMPLATES, ["Python", "JavaScript"], NAMED_FUNCS_R6, NAMED_CLASSES_R6)
-    return out + [t.format(lang=l, task=k) for t, l, k in
-                  itertools.product(R5_SCRIPT_TEMPLATES, ["Python", "JavaScript"], SCRIPT_TASKS_R6)]
+    return out + _scripts(R5_SCRIPT_TEMPLATES, ["Python", "JavaScript"], SCRIPT_TASKS_R6)
 
 
 def _kinds():
