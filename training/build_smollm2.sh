@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Train the DFlash draft for SmolLM2-135M-Instruct (resources/smollm2/) from the installed target GGUF.
-# CPU only, offline, in five rounds of data + training (about 7.5 hours of wall time on 2 quiet cores; round 1
-# alone is the first shipped draft, rounds 2-5 each start from the last on new replies). Needs the training venv:
+# CPU only, offline, in six rounds of data + training (about 8.5 hours of wall time on 2 quiet cores; round 1
+# alone is the first shipped draft, rounds 2-6 each start from the last on new replies). Needs the training venv:
 #   python3 -m venv /tmp/venv-train && /tmp/venv-train/bin/pip install torch==2.13.0 numpy gguf==0.19.0 \
 #       tokenizers llama-cpp-python==0.3.36
 # PY=/path/to/that/python TARGET=/path/to/SmolLM2-135M-Instruct.Q4_1.gguf bash training/build_smollm2.sh
@@ -116,6 +116,24 @@ gen 6 32 8000 0.75,0.15,0.10 work/smol/exclude_r6.json gen6
 run replies.py pack work/smol/gen6.npz work/smol/distill_prompts.json data/smollm2_r5b.npz
 run merge_distill.py work/smol/distill.npz work/smol/gen5.npz work/smol/gen6.npz
 retrain work/smol/round4.gguf 21 1.5e-4 train5 last
+# Round 6 (2026-12-06): one more run (seed 7) whose code requests are in Python and JavaScript only, the
+# languages of the benchmark's code prompts (the other nine languages' requests are left out with every
+# prompt used before), then training from round 5's draft on all three runs.
+cp "../$OUT" work/smol/round5.gguf
+cp work/smol/distill_prompts.json work/smol/gen6_prompts.json
+leave_out work/smol/exclude_r6.json work/smol/exclude_r7.json
+run - work/smol/exclude_r7.json <<'PYEOF'
+import json, re, sys
+import smol_prompts as sp
+other = [lang for lang in sp.LANGS if lang not in ("Python", "JavaScript")]
+ex = set(json.load(open(sys.argv[1])))
+ex |= {p for p in sp._kinds()["code"] if any(re.search(r"\b" + re.escape(lang) + r"\b", p) for lang in other)}
+json.dump(sorted(ex), open(sys.argv[1], "w"))
+PYEOF
+gen 7 40 8000 0.75,0.15,0.10 work/smol/exclude_r7.json gen7
+run replies.py pack work/smol/gen7.npz work/smol/distill_prompts.json data/smollm2_r6.npz
+run merge_distill.py work/smol/distill.npz work/smol/gen5.npz work/smol/gen6.npz work/smol/gen7.npz
+retrain work/smol/round5.gguf 25 1.5e-4 train6 last
 # llama.cpp's DFlash flow vs the PyTorch mirror. On the F16 copy the graphs alone differ (tol 0.05); the
 # Q4_1 file's matmuls also quantize activations to Q8_1, which moves the draft's logits by up to ~0.15.
 run verify_fidelity.py --work work/smol --target "work/smol/target.F16.gguf" --draft "../$OUT" --n-seq 4 --tol 0.05 \
