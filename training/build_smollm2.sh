@@ -120,14 +120,11 @@ retrain work/smol/round4.gguf 21 1.5e-4 train5 last
 # languages of the benchmark's code prompts (the other nine languages' requests are left out with every
 # prompt used before), then training from round 5's draft on all three runs.
 cp "../$OUT" work/smol/round5.gguf
-cp work/smol/distill_prompts.json work/smol/gen6_prompts.json
 leave_out work/smol/exclude_r6.json work/smol/exclude_r7.json
 run - work/smol/exclude_r7.json <<'PYEOF'
-import json, re, sys
-import smol_prompts as sp
-other = [lang for lang in sp.LANGS if lang not in ("Python", "JavaScript")]
-ex = set(json.load(open(sys.argv[1])))
-ex |= {p for p in sp._kinds()["code"] if any(re.search(r"\b" + re.escape(lang) + r"\b", p) for lang in other)}
+import json, sys
+from smol_prompts import code_in_other_languages
+ex = set(json.load(open(sys.argv[1]))) | set(code_in_other_languages())
 json.dump(sorted(ex), open(sys.argv[1], "w"))
 PYEOF
 gen 7 40 8000 0.75,0.15,0.10 work/smol/exclude_r7.json gen7

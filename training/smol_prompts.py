@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import random
+import re
 
 LANGS = ["Python", "JavaScript", "TypeScript", "Go", "Rust", "C", "Java", "Bash", "SQL", "Ruby", "C++"]
 CODE_TASKS = [
@@ -520,6 +521,13 @@ def _kinds():
     lists = [t.format(topic=p) for t, p in itertools.product(LIST_TEMPLATES, TOPICS)]
     prose = [t.format(topic=p) for t, p in itertools.product(PROSE_TEMPLATES, TOPICS)]
     return {"code": code + CODE_EXTRA + _named_code(), "lists": lists + JSON_EXTRA, "prose": prose + PROSE_EXTRA}
+
+
+def code_in_other_languages(keep=("Python", "JavaScript")) -> list[str]:
+    """The code requests that name a language outside `keep`: what a run whose code should be in those
+    languages alone leaves out (round 6: the benchmark's languages)."""
+    other = [re.compile(r"\b" + re.escape(lang) + r"\b") for lang in LANGS if lang not in keep]
+    return [p for p in _kinds()["code"] if any(r.search(p) for r in other)]
 
 
 def prompts(n: int, seed: int = 0, share=(0.45, 0.30, 0.25)) -> list[tuple[str, str]]:
