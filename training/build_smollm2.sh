@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Train the DFlash draft for SmolLM2-135M-Instruct (resources/smollm2/) from the installed target GGUF.
-# CPU only, offline, in six rounds of data + training (about 8.5 hours of wall time on 2 quiet cores; round 1
-# alone is the first shipped draft, rounds 2-6 each start from the last on new replies). Needs the training venv:
+# CPU only, offline, in seven rounds of data + training (about 9.7 hours of wall time on 2 quiet cores; round 1
+# alone is the first shipped draft, rounds 2-7 each start from the last on new replies). Needs the training venv:
 #   python3 -m venv /tmp/venv-train && /tmp/venv-train/bin/pip install torch==2.13.0 numpy gguf==0.19.0 \
 #       tokenizers llama-cpp-python==0.3.36
+# with llama.cpp's default build (llamafile's kernels on: batched F16 decoding ~1.6x faster than the app's
+# build without them, which `scripts/bootstrap.sh` makes with CMAKE_ARGS=-DGGML_LLAMAFILE=OFF; leave that unset).
 # PY=/path/to/that/python TARGET=/path/to/SmolLM2-135M-Instruct.Q4_1.gguf bash training/build_smollm2.sh
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -131,6 +133,19 @@ gen 7 40 8000 0.75,0.15,0.10 work/smol/exclude_r7.json gen7
 run replies.py pack work/smol/gen7.npz work/smol/distill_prompts.json data/smollm2_r6.npz
 run merge_distill.py work/smol/distill.npz work/smol/gen5.npz work/smol/gen6.npz work/smol/gen7.npz
 retrain work/smol/round5.gguf 25 1.5e-4 train6 last
+# Round 7 (2026-12-06): one more run (seed 8) on 1,400 new Python/JavaScript requests (smol_prompts.py's
+# round-7 lists) and what was left of the pool, 32 sequences a batch, on llama.cpp's default build (with
+# llamafile's kernels: 202 tok/s here, 176 at 16 sequences, against round 6's 108 at 16 without them; the
+# run ended when the pool did, after 33 minutes), then training from round 6's draft on all four runs.
+cp "../$OUT" work/smol/round6.gguf
+leave_out work/smol/exclude_r7.json work/smol/exclude_r8.json
+run gen_distill_llama.py --target "work/smol/target.F16.gguf" --work "work/smol" --target-layers $LAYERS \
+    --n-prompts 8000 --sampled 0.10 --batch 32 --minutes 40 --threads 2 --max-new 160 --seed 8 \
+    --share 0.75,0.15,0.10 --exclude work/smol/exclude_r8.json 2>&1 | tee work/smol/logs/gen8.log
+mv work/smol/distill.npz work/smol/gen8.npz
+run replies.py pack work/smol/gen8.npz work/smol/distill_prompts.json data/smollm2_r7.npz
+run merge_distill.py work/smol/distill.npz work/smol/gen5.npz work/smol/gen6.npz work/smol/gen7.npz work/smol/gen8.npz
+retrain work/smol/round6.gguf 40 1.5e-4 train7 last
 # llama.cpp's DFlash flow vs the PyTorch mirror. On the F16 copy the graphs alone differ (tol 0.05); the
 # Q4_1 file's matmuls also quantize activations to Q8_1, which moves the draft's logits by up to ~0.15.
 run verify_fidelity.py --work work/smol --target "work/smol/target.F16.gguf" --draft "../$OUT" --n-seq 4 --tol 0.05 \
