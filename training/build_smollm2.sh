@@ -19,12 +19,12 @@ LAYERS=1,8,15,22,29   # layer INPUTS of the target the draft reads: spread over 
 MASK=16               # <empty_output>, a control token the chat never produces
 mkdir -p "$W/logs" resources/smollm2
 run() { nice -n 10 "$PY" "$@"; }
-# Rounds 2-4: a run of the target's replies (90% greedy), with the layer inputs of every position.
+# Rounds 2-7: a run of the target's replies (90% greedy), with the layer inputs of every position.
 # Arguments: seed, minutes, prompts, code,lists,prose shares, prompts to leave out (JSON), name: the
-# replies go to work/smol/NAME.npz, the log to work/smol/logs/NAME.log.
+# replies go to work/smol/NAME.npz, the log to work/smol/logs/NAME.log[, sequences a batch: 16].
 gen() {
     run gen_distill_llama.py --target "work/smol/target.F16.gguf" --work "work/smol" --target-layers $LAYERS \
-        --n-prompts "$3" --sampled 0.10 --batch 16 --minutes "$2" --threads 2 --max-new 160 --seed "$1" --share "$4" \
+        --n-prompts "$3" --sampled 0.10 --batch "${7:-16}" --minutes "$2" --threads 2 --max-new 160 --seed "$1" --share "$4" \
         --exclude "$5" 2>&1 | tee "work/smol/logs/$6.log"
     mv work/smol/distill.npz "work/smol/$6.npz"
 }
@@ -139,10 +139,7 @@ retrain work/smol/round5.gguf 25 1.5e-4 train6 last
 # run ended when the pool did, after 33 minutes), then training from round 6's draft on all four runs.
 cp "../$OUT" work/smol/round6.gguf
 leave_out work/smol/exclude_r7.json work/smol/exclude_r8.json
-run gen_distill_llama.py --target "work/smol/target.F16.gguf" --work "work/smol" --target-layers $LAYERS \
-    --n-prompts 8000 --sampled 0.10 --batch 32 --minutes 40 --threads 2 --max-new 160 --seed 8 \
-    --share 0.75,0.15,0.10 --exclude work/smol/exclude_r8.json 2>&1 | tee work/smol/logs/gen8.log
-mv work/smol/distill.npz work/smol/gen8.npz
+gen 8 40 8000 0.75,0.15,0.10 work/smol/exclude_r8.json gen8 32
 run replies.py pack work/smol/gen8.npz work/smol/distill_prompts.json data/smollm2_r7.npz
 run merge_distill.py work/smol/distill.npz work/smol/gen5.npz work/smol/gen6.npz work/smol/gen7.npz work/smol/gen8.npz
 retrain work/smol/round6.gguf 40 1.5e-4 train7 last

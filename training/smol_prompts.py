@@ -705,14 +705,17 @@ def _named_code() -> list[str]:
 
 
 def _named_r5() -> list[str]:
-    """Round 5's requests (all its runs: the fifth, sixth and seventh): functions asked with and without
-    their signature, classes and scripts, in Python and JavaScript; each run's come after the earlier ones'."""
-    out = _named(R5_TEMPLATES, R5_CLASS_TEMPLATES, ["Python", "JavaScript"], NAMED_FUNCS_R5, NAMED_CLASSES_R5)
-    out += _scripts(R5_SCRIPT_TEMPLATES, ["Python", "JavaScript"], SCRIPT_TASKS_R5)
-    out += _named(R5_TEMPLATES, R6_CLASS_TEMPLATES, ["Python", "JavaScript"], NAMED_FUNCS_R6, NAMED_CLASSES_R6)
-    out += _scripts(R5_SCRIPT_TEMPLATES, ["Python", "JavaScript"], SCRIPT_TASKS_R6)
-    out += _named(R5_TEMPLATES, R6_CLASS_TEMPLATES, ["Python", "JavaScript"], NAMED_FUNCS_R7, NAMED_CLASSES_R7)
-    return out + _scripts(R5_SCRIPT_TEMPLATES, ["Python", "JavaScript"], SCRIPT_TASKS_R7)
+    """The requests added for rounds 5-7's runs: functions asked with and without their signature,
+    classes and scripts, in Python and JavaScript; each round's after the earlier ones' (the pool's
+    order is what a seed draws from)."""
+    rounds = [(R5_CLASS_TEMPLATES, NAMED_FUNCS_R5, NAMED_CLASSES_R5, SCRIPT_TASKS_R5),
+              (R6_CLASS_TEMPLATES, NAMED_FUNCS_R6, NAMED_CLASSES_R6, SCRIPT_TASKS_R6),
+              (R6_CLASS_TEMPLATES, NAMED_FUNCS_R7, NAMED_CLASSES_R7, SCRIPT_TASKS_R7)]
+    langs, out = ["Python", "JavaScript"], []
+    for class_templates, funcs, classes, scripts in rounds:
+        out += _named(R5_TEMPLATES, class_templates, langs, funcs, classes)
+        out += _scripts(R5_SCRIPT_TEMPLATES, langs, scripts)
+    return out
 
 
 def _kinds():
