@@ -45,6 +45,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `python benchmarks/bench.py` from a checkout
 
 from atomicchat.cli.errors import CliError  # noqa: E402
+from atomicchat.engine.draft_confidence import DEFAULT_P_MIN  # noqa: E402
 
 CASES: dict[str, str] = {
     "a": "engine target-only",
@@ -228,7 +229,7 @@ def format_table(report: dict[str, Any]) -> str:
     lines = [
         f"atomicchat bench — llama.cpp {meta.get('llama_cpp_commit') or '?'} · llama-cpp-python "
         f"{meta.get('llama_cpp_python') or '?'} · {meta.get('cpu') or '?'} ({meta.get('n_cpus')} CPUs)",
-        f"greedy · n_max {meta['n_max']} · {meta['max_tokens']} tokens × {meta['n_prompts']} prompts × "
+        f"greedy · n_max {meta['n_max']} · p_min {meta.get('p_min', 0):g} · {meta['max_tokens']} tokens × {meta['n_prompts']} prompts × "
         f"{meta['repeats']} interleaved repeats · tok/s = median over repeats of {TPS_DEFINITION}",
         f"load average (1/5/15 min): start {_load(meta.get('loadavg_start'))} · end {_load(meta.get('loadavg_end'))}",
         "",
@@ -313,9 +314,11 @@ def server_command(
     n_batch: int,
     n_max: int,
     gpu_layers: int = 0,
+    p_min: float | None = None,
 ) -> list[str]:
     """llama-server flags (names checked in vendor/llama.cpp/common/arg.cpp of this commit).
-    gpu_layers: -ngl/-ngld (0: CPU only, the default; negative: all layers, as 999)."""
+    gpu_layers: -ngl/-ngld (0: CPU only, the default; negative: all layers, as 999).
+    p_min: the draft's confidence cut, as the engine's (None: the engine's default, DEFAULT_P_MIN)."""
     ngl = str(gpu_layers if gpu_layers >= 0 else 999)
     cmd = [
         str(binary), "-m", str(target),
@@ -338,6 +341,7 @@ def server_command(
     if draft is not None:
         cmd += [
             "-md", str(draft), "--spec-type", "draft-dflash", "--spec-draft-n-max", str(n_max),
+            "--spec-draft-p-min", f"{DEFAULT_P_MIN if p_min is None else p_min:g}",
             "-td", str(threads), "-tbd", str(threads), "-ngld", ngl,
         ]  # fmt: skip
     return cmd
@@ -673,6 +677,7 @@ def _engine(pair: Pair, with_draft: bool, args: argparse.Namespace, threads: int
             n_gpu_layers=getattr(args, "gpu_layers", 0),
             n_threads=threads,
             draft_max=args.draft_max if with_draft else None,
+            draft_p_min=args.draft_p_min,
         )
     )
 
@@ -796,6 +801,7 @@ def bench_pair(pair: Pair, args: argparse.Namespace, cases: list[str], binary: P
                     lambda port, wd=with_draft: server_command(
                         binary, pair.target, pair.draft if wd else None, port=port, threads=threads,
                         n_ctx=args.ctx, n_batch=args.batch, n_max=n_max, gpu_layers=getattr(args, "gpu_layers", 0),
+                        p_min=args.draft_p_min,
                     ),
                     logs / f"server-{pair.name}-{key}.log",
                 )  # fmt: skip
@@ -955,6 +961,7 @@ def _meta(args: argparse.Namespace, cases: list[str], commit: str | None, binary
         "server_version": server_version(binary) if binary else None,
         "cases": {c: CASES[c] for c in cases},
         "n_max": args.draft_max,
+        "p_min": args.draft_p_min,
         "max_tokens": args.max_tokens,
         "n_prompts": args.prompts,
         "repeats": args.repeats,
@@ -986,6 +993,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--prompts", type=int, default=3, help="prompts per model (default 3)")
     p.add_argument("--max-tokens", type=int, default=128)
     p.add_argument("--draft-max", type=int, default=15, help="n_max, the same for engine and server (default 15)")
+    p.add_argument("--draft-p-min", type=float, default=DEFAULT_P_MIN,
+                   help=f"the draft's confidence cut, the same for engine and server (default {DEFAULT_P_MIN:g}; 0: off)")
     p.add_argument("--threads", type=int, help="threads for every case (default: the engine's choice for the model)")
     p.add_argument("--ctx", type=int, default=4096)
     p.add_argument("--batch", type=int, default=512)
@@ -1013,6 +1022,8 @@ def _validate(args: argparse.Namespace) -> list[str]:
     for name in ("repeats", "prompts", "max_tokens", "draft_max", "build_jobs"):
         if getattr(args, name) < 1:
             raise CliError(f"--{name.replace('_', '-')} must be at least 1")
+    if not 0.0 <= args.draft_p_min < 1.0:
+        raise CliError("--draft-p-min must be from 0 to below 1")
     if args.max_tokens < 2:
         raise CliError("--max-tokens must be at least 2 (tokens/s excludes the first token)")
     if args.threads is not None and args.threads < 1:

@@ -11,13 +11,14 @@ from atomicchat.engine import Engine, Finished, GenParams
 FTYPES = {"F32": 0, "F16": 1, "Q8_0": 7}  # llama_ftype values of llama.h
 
 
-def run_once(eng: Engine, prompt: list[int], max_tokens: int, use_draft: bool, draft_max: int | None) -> Finished:
+def run_once(eng: Engine, prompt: list[int], max_tokens: int, use_draft: bool, draft_max: int | None,
+             p_min: float | None = None) -> Finished:
     """One greedy reply from an emptied cache, so every run pays the same prefill (what an engine has
     learned, e.g. the adaptive policy's costs, is kept)."""
     eng.reset()
     fin = None
     for ev in eng.generate(prompt, GenParams(max_tokens=max_tokens, temperature=0.0, use_draft=use_draft,
-                                             draft_max=draft_max)):
+                                             draft_max=draft_max, draft_p_min=p_min)):
         if isinstance(ev, Finished):
             fin = ev
     assert fin is not None

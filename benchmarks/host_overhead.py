@@ -97,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     engines = {}
     for name, ds in (("host", False), ("device", True)):
         e = Engine(EngineConfig(tp, dp, n_ctx=1024, n_gpu_layers=a.gpu_layers, n_threads=a.threads, draft_max=a.draft_max,
-                                device_sampling=ds))
+                                device_sampling=ds, draft_p_min=0.0))  # random draft: no confidence cut
         engines[name] = (e, DecodeClock(e.tctx, e.ds.ctx))
     info = engines["host"][0].info
     device = info.device

@@ -8,16 +8,21 @@ For every prompt, every format runs target-only and DFlash at each draft length 
 draft_max=k), in an order that rotates from prompt to prompt, so a busy neighbour hurts all cells
 alike. Greedy, a fixed number of new tokens, fresh KV for every run.
 
+Each DFlash mode runs with the draft's confidence cut (`--p-min`, engine/draft_confidence.py) at every
+value asked for: a mode is named `k5@0.4` (length 5, cut 0.4) when more than one value is asked for.
+
 Per (format, kind, mode): tokens/s (sum of generated tokens / sum of generate seconds, prefill
 excluded), the speed-up over target-only of the same format and kind, acceptance (accepted /
-drafted), tau (tokens per DFlash step = accepted / draft steps + 1), and whether every DFlash output
-equals the target-only output token for token.
+drafted), tau (tokens per DFlash step = accepted / draft steps + 1; a step the cut left without a
+drafted token is a plain step), tokens per step (every step, plain ones too), and whether every DFlash
+output equals the target-only output token for token.
 
 Exit status: 0; 1 when nothing was measured (no tokens in some cell); 2 when a DFlash output
 differed from target-only.
 
     .venv/bin/python benchmarks/smol_bench.py                    # 18 prompts x 128 tokens, draft_max 2..7 + adaptive
     .venv/bin/python benchmarks/smol_bench.py --formats q4_1 --draft-max 3,5 --json out/smol_bench.json
+    .venv/bin/python benchmarks/smol_bench.py --formats q4_1 --draft-max 7 --p-min 0,0.4   # with and without the cut
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from atomicchat.engine import Engine, EngineConfig  # noqa: E402
+from atomicchat.engine.draft_confidence import DEFAULT_P_MIN  # noqa: E402
 from benchmarks.common import converted, loadavg, run_once  # noqa: E402
 
 DRAFT = ROOT / "resources" / "smollm2" / "SmolLM2-135M-Instruct-DFlash.F16.gguf"
@@ -89,6 +95,7 @@ def table(cells: dict, fmts: list[str], modes: list[str]) -> list[dict]:
                                  tok_s=round(tps, 1), speedup=round(tps / t_tps, 3) if t_tps else 0.0,
                                  acceptance=round(c["accepted"] / c["drafted"], 4) if c["drafted"] else None,
                                  tau=round(c["accepted"] / c["steps"] + 1, 3) if c["steps"] else None,
+                                 tok_step=round(c["tokens"] / c["all_steps"], 3) if c["all_steps"] else None,
                                  identical=f"{c['identical']}/{c['runs']}"))
     return rows
 
@@ -100,6 +107,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--formats", default="q4_1,f16",
                     help="q4_1 (the file as shipped), f16, q8_0, f32 (540 MB: memory-bound, as a 9B target is on a CPU)")
     ap.add_argument("--draft-max", default="2,3,4,5,6,7")
+    ap.add_argument("--p-min", default=f"{DEFAULT_P_MIN:g}",
+                    help=f"the draft's confidence cut(s), comma list (default {DEFAULT_P_MIN:g}, the engine's; 0: off)")
     ap.add_argument("--max-tokens", type=int, default=128)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--per-kind", type=int, default=6, help="prompts per kind (at most 6)")
@@ -108,6 +117,12 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     src = a.target or shipped_target()
     ks = [int(x) for x in a.draft_max.split(",")]
+    pms = [float(x) for x in a.p_min.split(",")]
+    if any(not 0.0 <= p < 1.0 for p in pms):
+        raise SystemExit("--p-min: each value must be from 0 to below 1")
+
+    def name(base: str, p: float) -> str:
+        return base if len(pms) == 1 else f"{base}@{p:g}"
     files = {}
     for f in a.formats.split(","):
         files[f] = src if f == "q4_1" else converted(src, f.upper(), a.cache_dir)
@@ -126,7 +141,8 @@ def main(argv: list[str] | None = None) -> int:
             run_once(base, prompts[0][1], 8, False, None)
             run_once(spec, prompts[0][1], 8, True, max(ks))
             run_once(adapt, prompts[0][1], 8, True, None)
-        modes = ["target"] + [f"k{k}" for k in ks] + ["adaptive"]
+        plan = {name(f"k{k}", p): (k, p) for p in pms for k in ks} | {name("adaptive", p): (None, p) for p in pms}
+        modes = ["target"] + list(plan)
         cells: dict[tuple[str, str, str], dict] = {}
         load0, t0 = loadavg(), time.time()
         fmts = list(engines)
@@ -139,20 +155,20 @@ def main(argv: list[str] | None = None) -> int:
                 for m in order:
                     if m == "target":
                         res[m] = run_once(base, p, a.max_tokens, False, None)
-                    elif m == "adaptive":
-                        res[m] = run_once(adapt, p, a.max_tokens, True, None)
                     else:
-                        res[m] = run_once(spec, p, a.max_tokens, True, int(m[1:]))
+                        k, pm = plan[m]
+                        res[m] = run_once(spec if k else adapt, p, a.max_tokens, True, k, pm)
                 for m, fin in res.items():
                     s = fin.stats
                     for k in (kind, "all"):
                         c = cells.setdefault((f, k, m), dict(tokens=0, seconds=0.0, drafted=0, accepted=0,
-                                                             steps=0, runs=0, identical=0))
+                                                             steps=0, all_steps=0, runs=0, identical=0))
                         c["tokens"] += s.n_generated
                         c["seconds"] += s.generate_seconds
                         c["drafted"] += s.n_drafted
                         c["accepted"] += s.n_accepted
                         c["steps"] += s.n_draft_steps
+                        c["all_steps"] += s.n_steps
                         c["runs"] += 1
                         c["identical"] += int(fin.tokens == res["target"].tokens)
             print(f"  prompt {i + 1}/{len(prompts)} done, {time.time() - t0:.0f}s, load {loadavg()}",
@@ -171,18 +187,19 @@ def main(argv: list[str] | None = None) -> int:
     print(f"SmolLM2-135M-Instruct ({src.name}) + {a.draft.name}; {a.max_tokens} new tokens, greedy, "
           f"{a.threads} thread(s); {len(prompts)} prompts; load average {load0} at start, {load1} at end; "
           f"{time.time() - t0:.0f} s")
-    print(f"{'format':6} {'kind':10} {'mode':7} {'tok/s':>7} {'x target':>8} {'accept':>7} {'tau':>5} "
-          f"{'same as target':>14}")
+    print(f"{'format':6} {'kind':10} {'mode':12} {'tok/s':>7} {'x target':>8} {'accept':>7} {'tau':>5} "
+          f"{'tok/step':>8} {'same as target':>14}")
     for r in rows:
         acc = f"{r['acceptance']:.1%}" if r["acceptance"] is not None else "-"
         tau = f"{r['tau']:.2f}" if r["tau"] is not None else "-"
-        print(f"{r['format']:6} {r['kind']:10} {r['mode']:7} {r['tok_s']:7.1f} {r['speedup']:7.2f}x {acc:>7} "
-              f"{tau:>5} {r['identical']:>14}")
+        ts = f"{r['tok_step']:.2f}" if r["tok_step"] is not None else "-"
+        print(f"{r['format']:6} {r['kind']:10} {r['mode']:12} {r['tok_s']:7.1f} {r['speedup']:7.2f}x {acc:>7} "
+              f"{tau:>5} {ts:>8} {r['identical']:>14}")
     if a.json:
         a.json.parent.mkdir(parents=True, exist_ok=True)
         a.json.write_text(json.dumps(dict(target=str(src), draft=str(a.draft), files={k: str(v) for k, v in files.items()},
                                           load_start=load0, load_end=load1, max_tokens=a.max_tokens,
-                                          threads=a.threads, rows=rows), indent=1))
+                                          threads=a.threads, p_min=pms, rows=rows), indent=1))
     if any(r["tokens"] == 0 for r in rows):
         print("measured nothing in some cell", file=sys.stderr)
         return 1

@@ -60,6 +60,11 @@ SERVER_CASES = (
 )
 
 
+# The stand-in's draft has random weights: every drafted token is a doubt, so the confidence cut
+# (engine/draft_confidence.py) would leave nothing to verify. Off here, in the engine and the server alike,
+# so a step costs what a full block costs.
+NO_CUT = 0.0
+
 def _prompt(n: int, n_vocab: int) -> list[int]:
     import numpy as np
 
@@ -88,7 +93,7 @@ def child_load(args: argparse.Namespace) -> int:
     eng = Engine(
         EngineConfig(
             target_path=args.target, draft_path=draft, n_ctx=args.ctx, n_batch=args.batch,
-            n_gpu_layers=args.gpu_layers, n_threads=args.threads,
+            n_gpu_layers=args.gpu_layers, n_threads=args.threads, draft_p_min=NO_CUT,
         )
     )  # fmt: skip
     load_s = time.perf_counter() - t0
@@ -276,7 +281,7 @@ def measure_speed(args: argparse.Namespace) -> dict[str, Any]:
             eng = Engine(
                 EngineConfig(
                     target_path=args.target, draft_path=args.draft if with_draft else None, n_ctx=SPEED_CTX,
-                    n_batch=args.batch, n_gpu_layers=args.gpu_layers, n_threads=args.threads,
+                    n_batch=args.batch, n_gpu_layers=args.gpu_layers, n_threads=args.threads, draft_p_min=NO_CUT,
                 )
             )  # fmt: skip
         except Exception as exc:  # noqa: BLE001
@@ -380,7 +385,7 @@ def measure_server(args: argparse.Namespace) -> dict[str, Any]:
         def cmd(port: int, d: Path | None = draft) -> list[str]:
             c = bench.server_command(
                 args.server, args.target, d, port=port, threads=args.threads, n_ctx=SPEED_CTX,
-                n_batch=args.batch, n_max=args.draft_max, gpu_layers=args.gpu_layers,
+                n_batch=args.batch, n_max=args.draft_max, gpu_layers=args.gpu_layers, p_min=NO_CUT,
             )  # fmt: skip
             return c + ["--no-repack"]  # as the engine on AMX CPUs: no extra buffer types (see model.py)
 

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from atomicchat.cli.errors import CliError
+from atomicchat.engine.draft_confidence import DEFAULT_P_MIN
 from atomicchat.engine.requests import CLI_MAX_TOKENS, engine_config, gen_params
 from atomicchat.engine.types import EngineConfig, GenParams
 
@@ -31,6 +32,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--model", required=True, type=Path, help="target GGUF")
     p.add_argument("--draft", type=Path, help="DFlash draft GGUF (enables speculative decoding)")
     p.add_argument("--draft-max", type=int, help="draft tokens per step (default block_size-1)")
+    p.add_argument("--draft-p-min", type=float, metavar="P",
+                   help="stop a draft at its first token below this probability (llama.cpp's --spec-draft-p-min; "
+                        f"default {DEFAULT_P_MIN:g}, 0: draft every position)")
     p.add_argument("--temperature", type=float, default=GenParams.temperature, help="0 = greedy (default)")
     p.add_argument("--top-k", type=int, default=GenParams.top_k)
     p.add_argument("--top-p", type=float, default=GenParams.top_p)
@@ -58,6 +62,8 @@ def _validate(args: argparse.Namespace) -> None:
         raise CliError("--draft-max must be at least 1")
     if args.draft_max is not None and not args.draft:
         raise CliError("--draft-max needs --draft")
+    if args.draft_p_min is not None and not 0.0 <= args.draft_p_min < 1.0:
+        raise CliError("--draft-p-min must be from 0 to below 1")
     for flag, value in (("--temperature", args.temperature), ("--top-p", args.top_p), ("--min-p", args.min_p)):
         if not math.isfinite(value):
             raise CliError(f"{flag} must be a finite number, not {value}")
@@ -91,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(str(exc)) from None
 
     engine = Engine(engine_config(args.model, args.draft, n_ctx=args.ctx, n_gpu_layers=args.gpu_layers,
-                                  n_threads=args.threads, draft_max=args.draft_max))
+                                  n_threads=args.threads, draft_max=args.draft_max, draft_p_min=args.draft_p_min))
     try:
         if args.prompt_tokens is not None:
             prompt = args.prompt_tokens

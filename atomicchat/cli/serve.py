@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from atomicchat.cli.errors import CliError
+from atomicchat.engine.draft_confidence import DEFAULT_P_MIN
 
 DEFAULT_PORT = 8080
 
@@ -19,6 +20,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--draft", type=Path, help="DFlash draft GGUF (default: the first-run model's draft)")
     p.add_argument("--no-draft", action="store_true", help="serve the target alone")
     p.add_argument("--draft-max", type=int, help="draft tokens per step")
+    p.add_argument("--draft-p-min", type=float, metavar="P",
+                   help="stop a draft at its first token below this probability (llama.cpp's --spec-draft-p-min; "
+                        f"default {DEFAULT_P_MIN:g}, 0: draft every position)")
     p.add_argument("--model-id", help="the id clients send as 'model' (default: the target file's name)")
     p.add_argument("--ctx", type=int, default=4096, help="context size in tokens")
     p.add_argument("--gpu-layers", type=int, default=-1, help="-1 = all, 0 = CPU only")
@@ -52,6 +56,8 @@ def _validate(args: argparse.Namespace) -> None:
         raise CliError("--ctx must be at least 16")
     if args.draft_max is not None and args.draft_max < 1:
         raise CliError("--draft-max must be at least 1")
+    if args.draft_p_min is not None and not 0.0 <= args.draft_p_min < 1.0:
+        raise CliError("--draft-p-min must be from 0 to below 1")
     if args.api_key is not None and not args.api_key.strip():
         raise CliError("--api-key must not be empty")
     try:
@@ -72,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     from atomicchat.server.backend import EngineBackend, model_id_for
 
     engine = Engine(engine_config(target, draft, n_ctx=args.ctx, n_gpu_layers=args.gpu_layers, n_threads=args.threads,
-                                  draft_max=args.draft_max))
+                                  draft_max=args.draft_max, draft_p_min=args.draft_p_min))
     model_id = args.model_id or model_id_for(target)
     backend = EngineBackend(engine, model_id)
     app = create_app(backend, ServerConfig(api_key=args.api_key, cors_origins=tuple(args.cors)))

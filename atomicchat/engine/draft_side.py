@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from atomicchat.engine import attention, device_sampling
+from atomicchat.engine.draft_confidence import confident_prefix
 from atomicchat.engine.errors import DecodeError, DraftMismatchError, EngineError, check_decode
 from atomicchat.engine.lib import C
 from atomicchat.engine.model import Context, Model, ViewCache, addr_fn
@@ -135,8 +136,10 @@ class DraftSide:
         self.end = pos0
 
     # ------------------------------------------------------------------ drafting
-    def draft_block(self, id_last: int, pos: int, n_max: int, n_use: int) -> list[int]:
-        """Draft in one forward pass of the draft over [id_last, mask x n_max]; keep the first n_use.
+    def draft_block(self, id_last: int, pos: int, n_max: int, n_use: int, p_min: float = 0.0) -> list[int]:
+        """Draft in one forward pass of the draft over [id_last, mask x n_max]; keep the first n_use,
+        and of those only the prefix before the first token whose probability is below p_min
+        (engine/draft_confidence.py; the host path only: an on-device draft sampler returns tokens alone).
 
         The full block is always decoded (fixed shapes, the trained layout), then truncated."""
         d = self.ctx
@@ -150,7 +153,10 @@ class DraftSide:
             drafts = [self.samp.token(j) for j in range(1, n_use + 1)]
         else:
             check_decode(d.decode_tokens(block, pos, "all"), "drafting")  # every row output, or logits shift
-            drafts = d.logits(n_use + 1, self.n_vocab)[1:].argmax(axis=1).tolist()
+            rows = d.logits(n_use + 1, self.n_vocab)[1:]
+            drafts = rows.argmax(axis=1).tolist()
+            if p_min > 0.0:
+                del drafts[confident_prefix(rows, p_min):]
         if not d.seq_rm(pos):  # the noise block wrote K/V that must not stay
             raise DecodeError("Could not clear the draft block from the draft cache.")
         self.end = pos

@@ -21,6 +21,7 @@ import numpy as np
 from atomicchat.engine import chat
 from atomicchat.engine import attention, device_info, device_sampling
 from atomicchat.engine.detok import Detokenizer
+from atomicchat.engine.draft_confidence import DEFAULT_P_MIN, check_p_min
 from atomicchat.engine.draft_policy import DraftPolicy, FixedPolicy
 from atomicchat.engine.draft_side import DraftSide
 from atomicchat.engine.errors import ContextFullError, DecodeError, EngineError, PromptRefused, check_decode
@@ -68,6 +69,7 @@ class _Plan:
     n_max: int
     pinned: bool
     policy: DraftPolicy | FixedPolicy
+    p_min: float = 0.0  # the draft's confidence cut for this reply (engine/draft_confidence.py)
 
 
 def _count_step(stats: GenStats, acc: list[int], n_drafted: int) -> None:
@@ -127,6 +129,9 @@ class Engine:
         self._coast_left = 0  # plain steps `policy.coast` granted that this reply has not taken yet
         self.device_sampling = False
         self.tsamp: device_sampling.DeviceSampler | None = None  # the target's on-device chain
+        check_p_min(config.draft_p_min)
+        self.draft_p_min = DEFAULT_P_MIN if config.draft_p_min is None else float(config.draft_p_min)
+        self._p_min = 0.0  # this reply's cut (_Plan.p_min), read by _draft_block
         tinfo = inspect_target(config.target_path)
         dinfo = inspect_draft(config.draft_path) if config.draft_path else None
         ext = None
@@ -512,7 +517,7 @@ class Engine:
 
     def _draft_block(self, id_last: int, pos: int, n_max: int, n_use: int) -> list[int]:
         assert self.ds is not None  # only DFlash steps draft
-        return self.ds.draft_block(id_last, pos, n_max, n_use)
+        return self.ds.draft_block(id_last, pos, n_max, n_use, self._p_min)
 
     def _dflash_step(
         self, id_last: int, pos: int, n_max: int, n_use: int, sampler: Sampler, stats: GenStats
@@ -582,6 +587,7 @@ class Engine:
         if self._refits_rollback and isinstance(plan.policy, DraftPolicy):  # the adaptive policy
             self._refit_rollback()
         self.policy_for_step = plan.policy
+        self._p_min = plan.p_min
         plan.policy.begin_reply()
         stats = GenStats(n_prompt=len(prompt))
         sampler = Sampler(params, self.n_vocab)
@@ -660,7 +666,8 @@ class Engine:
         n_max = min(params.draft_max or self.draft_max, self.draft_max) if use_draft else 0
         pinned = bool(params.draft_max or self.config.draft_max) or self.policy is None
         policy = FixedPolicy(n_max) if pinned or not use_draft or self.policy is None else self.policy
-        return _Plan(use_draft, n_max, pinned, policy)
+        p_min = self.draft_p_min if params.draft_p_min is None else params.draft_p_min
+        return _Plan(use_draft, n_max, pinned, policy, p_min if use_draft else 0.0)
 
     def _first_token(self, sampler: Sampler) -> int:
         """The token after the prompt, from the prefill's last row."""

@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from atomicchat.engine.draft_confidence import check_p_min
 from atomicchat.engine.errors import EngineError
 
 from atomicchat.stats import DecodeCounters
@@ -26,6 +27,9 @@ class EngineConfig:
     # Sample on the device (no logits rows to the host): None = $ATOMICCHAT_DEVICE_SAMPLING, else
     # off (measured slower than the host path on the CPU and on an H200: engine/device_sampling.py).
     device_sampling: bool | None = None
+    # The draft's confidence cut (engine/draft_confidence.py, llama.cpp's --spec-draft-p-min): None is
+    # the engine's default, 0 drafts every position the length asks for.
+    draft_p_min: float | None = None
 
 
 @dataclass(frozen=True)
@@ -38,6 +42,7 @@ class GenParams:
     seed: int | None = None  # None: a fresh random seed per generation
     use_draft: bool = True  # False: target-only even when a draft is loaded (baselines)
     draft_max: int | None = None  # per-call override, clamped to the loaded maximum
+    draft_p_min: float | None = None  # per-call override of EngineConfig.draft_p_min
     # End the reply once it has become a loop (engine/repetition.py; reason "repetition"). Off by
     # default so the engine matches llama.cpp token for token; the app's chats turn it on.
     stop_loops: bool = False
@@ -53,6 +58,7 @@ class GenParams:
         for name in ("top_p", "min_p"):
             if not 0.0 <= getattr(self, name) <= 1.0:
                 raise EngineError(f"The sampling setting {name} must be between 0 and 1, not {getattr(self, name)}.")
+        check_p_min(self.draft_p_min)
 
     @property
     def greedy(self) -> bool:

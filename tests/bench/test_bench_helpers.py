@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from atomicchat.engine.draft_confidence import DEFAULT_P_MIN
 from benchmarks import bench
 from benchmarks.bench import Run
 
@@ -104,8 +105,12 @@ def test_server_command_uses_this_commits_flag_names(tmp_path: Path):
     )  # fmt: skip
     j = " ".join(cmd)
     for flag in ("-md", "--spec-type draft-dflash", "--spec-draft-n-max 15", "-t 3", "-tb 3", "-td 3", "-tbd 3",
-                 "--host 127.0.0.1", "--port 8123", "-c 4096", "-b 512", "-ub 512"):  # fmt: skip
+                 "--host 127.0.0.1", "--port 8123", "-c 4096", "-b 512", "-ub 512",
+                 f"--spec-draft-p-min {DEFAULT_P_MIN:g}"):  # the engine's default confidence cut  # fmt: skip
         assert flag in j, flag
+    off = bench.server_command(tmp_path / "s", tmp_path / "t.gguf", tmp_path / "d.gguf", port=1, threads=1, n_ctx=64,
+                               n_batch=16, n_max=3, p_min=0.0)  # fmt: skip
+    assert off[off.index("--spec-draft-p-min") + 1] == "0"
     plain = bench.server_command(tmp_path / "s", tmp_path / "t.gguf", None, port=1, threads=1, n_ctx=64, n_batch=16, n_max=3)
     assert "-md" not in plain and "--spec-type" not in plain
 

@@ -8,7 +8,12 @@ from atomicchat.engine import Engine, EngineConfig, Finished, GenParams, Step
 
 
 def engine(target: Path, draft: Path | None = None, **kw) -> Engine:
+    """An engine on test models. The draft's confidence cut is off unless asked for (draft_p_min=None:
+    the engine's default): the generated tiny drafts have random weights, so every drafted token is a
+    doubt and the cut would turn each DFlash step these tests exercise into a plain one. The cut has
+    its own tests (test_draft_confidence.py, test_smollm2_dflash.py)."""
     kw.setdefault("n_ctx", 1024)
+    kw.setdefault("draft_p_min", 0.0)
     return Engine(EngineConfig(target_path=target, draft_path=draft, **kw))
 
 

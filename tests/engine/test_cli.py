@@ -19,7 +19,7 @@ def test_json_contract_and_equality(llama_pair):
     a = json.loads(base.stdout)
     spec = cli(
         "generate", "--model", str(llama_pair.target), "--draft", str(llama_pair.draft),
-        "--draft-max", "7", "--prompt-tokens", "1,2,3", "--max-tokens", "24", "--json",
+        "--draft-max", "7", "--draft-p-min", "0", "--prompt-tokens", "1,2,3", "--max-tokens", "24", "--json",
     )
     assert spec.returncode == 0, spec.stderr
     b = json.loads(spec.stdout)
@@ -68,6 +68,8 @@ def test_a_file_attached_as_the_app_attaches_it(smollm2_path, tmp_path):
         (["--model", "{t}", "--prompt", "hi", "--max-tokens", "0"], "--max-tokens"),
         (["--model", "{t}", "--prompt-tokens", "1,x"], "comma-separated"),
         (["--model", "{t}", "--prompt", "hi", "--draft-max", "3"], "needs --draft"),
+        (["--model", "{t}", "--prompt", "hi", "--draft-p-min", "1"], "--draft-p-min"),
+        (["--model", "{t}", "--prompt", "hi", "--draft-p-min", "-0.5"], "--draft-p-min"),
         (["--model", "{t}"], "required"),
         (["--model", "{t}", "--prompt", "x", "--temperature", "-1"], "negative"),
         (["--model", "{t}", "--prompt", "x", "--temperature", "nan"], "finite"),
