@@ -136,8 +136,9 @@ def _demo_pair() -> tuple[Path, Path] | None:
     return None
 
 
-# The DFlash check pins a draft length: it checks that drafting is lossless here, and the adaptive
-# policy may rightly choose plain steps on a machine where drafting does not pay.
+# The DFlash check pins a draft length and turns the confidence cut off: it checks that drafting is
+# lossless here, and the adaptive policy may rightly choose plain steps on a machine where drafting does
+# not pay, as the cut may drop every token of a generated pair's random draft.
 _CHECK_DRAFT_MAX = 4
 
 
@@ -147,7 +148,7 @@ def _generate(eng: Any, prompt: list[int], max_tokens: int, use_draft: bool) -> 
 
     final = None
     params = gen_params(max_tokens=max_tokens, temperature=0.0, seed=0, use_draft=use_draft,
-                        draft_max=_CHECK_DRAFT_MAX if use_draft else None)
+                        draft_max=_CHECK_DRAFT_MAX if use_draft else None, draft_p_min=0.0)
     for ev in eng.generate(prompt, params):
         if isinstance(ev, Finished):
             final = ev

@@ -11,10 +11,12 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
+from atomicchat.engine.draft_confidence import DEFAULT_P_MIN
 from atomicchat.engine.requests import engine_config, gen_params
 from atomicchat.engine.types import EngineConfig, GenParams
 from atomicchat.store.db import Database
 
+MAX_P_MIN = 0.95  # a higher cut would hardly ever draft (the engine refuses 1 and above)
 DEFAULT_SYSTEM_PROMPT = "You are a helpful assistant. Answer clearly and concisely."
 
 
@@ -31,6 +33,9 @@ class AppSettings:
     n_gpu_layers: int = EngineConfig.n_gpu_layers  # -1: as many as fit; 0: CPU only
     use_draft: bool = GenParams.use_draft  # DFlash on/off
     draft_max: int = 0  # 0: the draft's own block size - 1 (None in EngineConfig; a stored value is a number)
+    # The draft's confidence cut per reply (engine/draft_confidence.py): a drafted block stops at its first
+    # token below this probability; 0 drafts every position.
+    draft_p_min: float = DEFAULT_P_MIN
     enable_thinking: bool = False  # DFlash drafts are trained on non-thinking output
     colour_draft_tokens: bool = False
     stop_loops: bool = True  # end a reply that keeps repeating one block (engine/repetition.py)
@@ -64,7 +69,7 @@ class AppSettings:
         """One reply's parameters: the sampling chosen for it (settings or the model's recommendation)."""
         return gen_params(max_tokens=self.max_tokens, temperature=float(temperature), top_k=int(top_k),
                           top_p=float(top_p), min_p=float(min_p), seed=seed, use_draft=use_draft,
-                          draft_max=self.draft_max, stop_loops=self.stop_loops)
+                          draft_max=self.draft_max, draft_p_min=self.draft_p_min, stop_loops=self.stop_loops)
 
     def clamped(self) -> AppSettings:
         """A copy with every number inside the range the engine accepts."""
@@ -79,6 +84,8 @@ class AppSettings:
             n_gpu_layers=max(int(self.n_gpu_layers), -1),
             use_draft=bool(self.use_draft),
             draft_max=min(max(int(self.draft_max), 0), 64),
+            draft_p_min=min(max(float(self.draft_p_min), 0.0), MAX_P_MIN) if self.draft_p_min == self.draft_p_min
+            else DEFAULT_P_MIN,  # NaN: the default
             enable_thinking=bool(self.enable_thinking),
             colour_draft_tokens=bool(self.colour_draft_tokens),
             stop_loops=bool(self.stop_loops),

@@ -36,3 +36,20 @@ def test_baseline_cache(tmp_path):
     b = s.baselines.get(key)
     assert b.tokens_per_second == 42.0 and b.device == "CPU"
     assert s.baselines.get(baseline_key("/m/a.gguf", 124, "CPU", 0)) is None
+
+
+def test_the_draft_confidence_cut_is_stored_clamped_and_reaches_each_reply(tmp_path):
+    from atomicchat.engine.draft_confidence import DEFAULT_P_MIN
+    from atomicchat.store.settings import MAX_P_MIN
+
+    assert AppSettings().draft_p_min == DEFAULT_P_MIN
+    path = tmp_path / "s.sqlite3"
+    s = open_store(path)
+    s.settings.save(AppSettings(draft_p_min=0.25))
+    s.close()
+    cfg = open_store(path).settings.load()
+    assert cfg.draft_p_min == 0.25
+    assert cfg.gen_params(use_draft=True, temperature=0, top_k=1, top_p=1, min_p=0).draft_p_min == 0.25
+    assert AppSettings(draft_p_min=3.0).clamped().draft_p_min == MAX_P_MIN
+    assert AppSettings(draft_p_min=-1.0).clamped().draft_p_min == 0.0
+    assert AppSettings(draft_p_min=float("nan")).clamped().draft_p_min == DEFAULT_P_MIN

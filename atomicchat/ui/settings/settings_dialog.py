@@ -23,7 +23,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from atomicchat.store.settings import DEFAULT_SYSTEM_PROMPT, AppSettings
+from atomicchat.engine.draft_confidence import DEFAULT_P_MIN
+from atomicchat.store.settings import DEFAULT_SYSTEM_PROMPT, MAX_P_MIN, AppSettings
 from atomicchat.ui.server.server_settings import ServerSettingsGroup
 
 THINKING_REASON = "DFlash drafts are trained for non-thinking output; thinking drops acceptance."
@@ -159,6 +160,18 @@ class SettingsDialog(QDialog):
         )
         form.addRow("Draft length", self.draft_max)
         form.addRow("", _hint("Adaptive switches to plain steps where drafts do not pay on this machine; a number pins it."))
+        self.draft_p_min = QDoubleSpinBox()
+        self.draft_p_min.setRange(0.0, MAX_P_MIN)
+        self.draft_p_min.setSingleStep(0.05)
+        self.draft_p_min.setDecimals(2)
+        self.draft_p_min.setSpecialValueText("Off")
+        self.draft_p_min.setValue(settings.draft_p_min)
+        self.draft_p_min.setToolTip(
+            "A drafted block stops at its first token the draft gives less than this probability, so the model "
+            "does not spend time checking guesses that are likely wrong. The text is the same either way."
+        )
+        form.addRow("Draft confidence", self.draft_p_min)
+        form.addRow("", _hint(f"Default {DEFAULT_P_MIN:.2f}: about half the drafted tokens, nearly all the accepted ones."))
         self.tabs.addTab(engine, "Engine")
         self.server = ServerSettingsGroup(settings)
         self.tabs.addTab(self.server, "Local server")
@@ -189,6 +202,7 @@ class SettingsDialog(QDialog):
 
     def _sync(self) -> None:
         self.draft_max.setEnabled(self.use_draft.isChecked())
+        self.draft_p_min.setEnabled(self.use_draft.isChecked())
         warn = self.use_draft.isChecked() and self.thinking.isChecked()
         self.thinking_hint.setText(
             ("Thinking is on while DFlash is on: " if warn else "Off by default with DFlash: ") + THINKING_REASON
@@ -210,4 +224,5 @@ class SettingsDialog(QDialog):
             n_gpu_layers=self.gpu_layers.value(),
             use_draft=self.use_draft.isChecked(),
             draft_max=self.draft_max.value(),
+            draft_p_min=round(self.draft_p_min.value(), 2),
         ).clamped()

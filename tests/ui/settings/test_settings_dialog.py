@@ -18,8 +18,10 @@ def test_dialog_round_trips_and_explains_thinking(qtbot):
     d.top_k.setValue(20)
     d.n_ctx.setValue(8192)
     d.gpu_layers.setValue(0)
+    assert d.draft_p_min.isEnabled() and d.draft_p_min.value() == 0.4  # the engine's default cut
+    d.draft_p_min.setValue(0.55)
     d.use_draft.setChecked(False)
-    assert not d.draft_max.isEnabled()
+    assert not d.draft_max.isEnabled() and not d.draft_p_min.isEnabled()
     d.thinking.setChecked(True)
     assert d.stop_loops.isChecked()  # on by default: a looping reply ends and says so
     d.stop_loops.setChecked(False)
@@ -33,7 +35,7 @@ def test_dialog_round_trips_and_explains_thinking(qtbot):
         8192,
         0,
     )
-    assert out.use_draft is False and out.enable_thinking is True
+    assert out.use_draft is False and out.enable_thinking is True and out.draft_p_min == 0.55
 
 
 def test_thinking_with_dflash_warns(qtbot):
