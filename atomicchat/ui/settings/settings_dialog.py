@@ -171,7 +171,7 @@ class SettingsDialog(QDialog):
             "does not spend time checking guesses that are likely wrong. The text is the same either way."
         )
         form.addRow("Draft confidence", self.draft_p_min)
-        form.addRow("", _hint(f"Default {DEFAULT_P_MIN:.2f}: about half the drafted tokens, nearly all the accepted ones."))
+        form.addRow("", _hint(f"Default {DEFAULT_P_MIN:.2f}; Off checks every drafted token. Applies from the next reply."))
         self.tabs.addTab(engine, "Engine")
         self.server = ServerSettingsGroup(settings)
         self.tabs.addTab(self.server, "Local server")
