@@ -37,8 +37,9 @@ class Recorder(FixedPolicy):
         super().__init__(k)
         self.log: list[tuple[int, int, float, float, bool]] = []
 
-    def record(self, k, n_accepted, draft_seconds, verify_seconds, fed=True):  # noqa: ANN001
-        self.log.append((k, n_accepted, draft_seconds, verify_seconds, fed))
+    def record(self, k, n_accepted, draft_seconds, verify_seconds, fed=True, asked=None):  # noqa: ANN001
+        # under the confidence cut, the length asked for (a cut position counts as rejected, as in the policy)
+        self.log.append((k if asked is None else asked, n_accepted, draft_seconds, verify_seconds, fed))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -570,7 +570,7 @@ class Engine:
         stats.verify_seconds += t2 - t1
         policy = self.policy_for_step
         policy.overhead(t0 - self._t_mark)
-        policy.record(n, n_acc, draft_s, t2 - t1)
+        policy.record(n, n_acc, draft_s, t2 - t1, asked=n_use)  # n < n_use: the confidence cut
         self._t_mark = t3
         return acc, n
 

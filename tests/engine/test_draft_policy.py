@@ -185,6 +185,24 @@ def test_profile_is_conditional_on_the_previous_position():
     assert p.expected_tokens(4) == pytest.approx(1 + probs[1] + probs[1] * probs[2] * (1 + probs[3] + probs[3] * probs[4]), rel=1e-6)
 
 
+def test_a_cut_step_is_learned_at_the_length_asked_and_priced_at_the_length_verified():
+    """The confidence cut kept 2 of the 5 drafted positions asked for, then none of 5: the profile sees a
+    5-token try whose third position failed (what asking for 5 yields), the verify tables the sizes
+    really decoded (3 and 1 rows), the draft table the block asked for, and no feeding is priced."""
+    policy = DraftPolicy(k_max=7)
+    policy.settle = 0
+    for _ in range(3):
+        policy.record(2, 2, 1e-3, 2e-3, asked=5)
+        policy.record(0, 0, 1e-3, 1e-3, asked=5)
+    prof = policy.profile
+    assert prof.trials[3] > 0 and prof.success[3] == 0  # the cut third position: a failure
+    assert prof.trials[2] == prof.trials[3] and prof.success[2] == prof.trials[2]
+    assert prof.trials[1] > prof.trials[2] and prof.success[1] == prof.success[2]  # cut to nothing: 1st fails
+    assert policy.verify.count(3) > 0 and policy.verify.count(1) > 0 and policy.verify.count(6) == 0
+    assert policy.draft.count(5) > 0 and policy.draft.count(2) == 0
+    assert policy.feed.count(1) == 0  # a draft cut to nothing is not a plain step's feeding
+
+
 # ---------------------------------------------------------------------------------------------- traces
 
 

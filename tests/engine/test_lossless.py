@@ -168,7 +168,8 @@ class _Schedule:
     def overhead(self, seconds: float) -> None:
         pass
 
-    def record(self, k: int, n_accepted: int, draft_seconds: float, verify_seconds: float, fed: bool = True) -> None:
+    def record(self, k: int, n_accepted: int, draft_seconds: float, verify_seconds: float, fed: bool = True,
+               asked: int | None = None) -> None:
         pass
 
 
@@ -364,7 +365,8 @@ class _Grants(_Schedule):
         assert n > 0
         self.returned += n
 
-    def record(self, k: int, n_accepted: int, draft_seconds: float, verify_seconds: float, fed: bool = True) -> None:
+    def record(self, k: int, n_accepted: int, draft_seconds: float, verify_seconds: float, fed: bool = True,
+               asked: int | None = None) -> None:
         assert k == 0 and not fed
         self.asked += 1
 
