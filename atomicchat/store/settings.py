@@ -62,7 +62,7 @@ class AppSettings:
         """What to load for `target`: the draft left out when DFlash is off, in general or for this model."""
         use = draft is not None and self.use_draft and not self.draft_off(str(target))
         return engine_config(target, draft if use else None, n_ctx=self.n_ctx, n_gpu_layers=self.n_gpu_layers,
-                             draft_max=self.draft_max)
+                             draft_max=self.draft_max, draft_p_min=self.draft_p_min)  # the local API's cut
 
     def gen_params(self, *, use_draft: bool, temperature: float, top_k: int, top_p: float, min_p: float,
                    seed: int | None = None) -> GenParams:

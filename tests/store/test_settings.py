@@ -50,6 +50,7 @@ def test_the_draft_confidence_cut_is_stored_clamped_and_reaches_each_reply(tmp_p
     cfg = open_store(path).settings.load()
     assert cfg.draft_p_min == 0.25
     assert cfg.gen_params(use_draft=True, temperature=0, top_k=1, top_p=1, min_p=0).draft_p_min == 0.25
+    assert cfg.engine_config(tmp_path / "t.gguf", tmp_path / "d.gguf").draft_p_min == 0.25  # the local API's
     assert AppSettings(draft_p_min=3.0).clamped().draft_p_min == MAX_P_MIN
     assert AppSettings(draft_p_min=-1.0).clamped().draft_p_min == 0.0
     assert AppSettings(draft_p_min=float("nan")).clamped().draft_p_min == DEFAULT_P_MIN
