@@ -114,7 +114,7 @@ class SettingsDialog(QDialog):
         form.addRow("", self.thinking_hint)
         self.tabs.addTab(chat, "Chat")
 
-        engine = QGroupBox("Engine (changes reload the model)")
+        engine = QGroupBox("Engine (changes reload the model, draft confidence aside)")
         form = QFormLayout(engine)
         self.n_ctx = QSpinBox()
         self.n_ctx.setRange(256, 262144)
