@@ -21,13 +21,20 @@ from atomicchat.engine.errors import EngineError
 TOP_K = 10  # llama.cpp's draft sampler: top-k 10, then the best of those
 # A logit this far below the row's best adds less than exp(-30) to the softmax: cheaper to skip.
 _FAR = 30.0
+# Bands tried in turn: once one holds TOP_K logits, the top TOP_K are all inside it. The shipped SmolLM2
+# draft has all 13,081 logits of its head within _FAR of the best, so selecting from that band alone cost
+# ~150 us a row on the 2-core EPYC; the narrow band first, ~31 us (400 real rows, 2026-12-06).
+_BANDS = (4.0, 10.0, _FAR)
 DEFAULT_P_MIN = 0.4  # the engine's default cut (EngineConfig.draft_p_min None); 0 turns it off
 
 
 def top_prob(row: np.ndarray, top_k: int = TOP_K) -> float:
     """The best token's probability in the softmax over the row's top_k logits."""
     best = float(row.max())
-    near = row[row >= best - _FAR]
+    for band in _BANDS:
+        near = row[row >= best - band]
+        if len(near) >= top_k:
+            break
     if len(near) > top_k:
         near = np.partition(near, len(near) - top_k)[-top_k:]
     return float(1.0 / np.exp(near.astype(np.float64) - best).sum())
@@ -43,9 +50,9 @@ def confident_prefix(rows: np.ndarray, p_min: float) -> int:
     return len(rows)
 
 
-def check_p_min(p_min: float | None, what: str = "draft_p_min") -> None:
+def check_p_min(p_min: float | None) -> None:
     """Refuse a cut that is not a probability below 1 (1 would never draft), with a sentence."""
     if p_min is None:
         return
     if isinstance(p_min, bool) or not isinstance(p_min, (int, float)) or not 0.0 <= float(p_min) < 1.0:
-        raise EngineError(f"The draft confidence cut {what} must be a number from 0 to below 1, not {p_min!r}.")
+        raise EngineError(f"The draft confidence cut draft_p_min must be a number from 0 to below 1, not {p_min!r}.")

@@ -7,6 +7,7 @@ row written by another version never stops the app from starting.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
@@ -84,8 +85,7 @@ class AppSettings:
             n_gpu_layers=max(int(self.n_gpu_layers), -1),
             use_draft=bool(self.use_draft),
             draft_max=min(max(int(self.draft_max), 0), 64),
-            draft_p_min=min(max(float(self.draft_p_min), 0.0), MAX_P_MIN) if self.draft_p_min == self.draft_p_min
-            else DEFAULT_P_MIN,  # NaN: the default
+            draft_p_min=DEFAULT_P_MIN if math.isnan(self.draft_p_min) else min(max(float(self.draft_p_min), 0.0), MAX_P_MIN),
             enable_thinking=bool(self.enable_thinking),
             colour_draft_tokens=bool(self.colour_draft_tokens),
             stop_loops=bool(self.stop_loops),

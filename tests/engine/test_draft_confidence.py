@@ -31,6 +31,12 @@ def test_top_prob_is_the_softmax_share_of_the_best_of_ten():
     assert top_prob(_row([5.0])) == pytest.approx(1.0, abs=1e-9)
     # ten equal logits: the floor of a top-10 share, 0.1
     assert top_prob(_row([1.0] * 10)) == pytest.approx(0.1, abs=1e-6)
+    # the other nine 5 and 20 below the best: outside the first narrow bands, still counted
+    assert top_prob(_row([0.0] + [-5.0] * 9)) == pytest.approx(1 / (1 + 9 * math.exp(-5)), rel=1e-6)
+    assert top_prob(_row([0.0] + [-5.0] * 3 + [-20.0] * 6)) == pytest.approx(
+        1 / (1 + 3 * math.exp(-5) + 6 * math.exp(-20)), rel=1e-9)
+    # a row outside the head's columns is -inf (the reduced-head draft): ignored
+    assert top_prob(_row([2.0, 2.0], rest=-np.inf)) == pytest.approx(0.5, abs=1e-9)
 
 
 def test_the_prefix_ends_at_the_first_doubtful_row():
