@@ -142,9 +142,24 @@ class AcceptanceProfile:
     decay: float = 0.99  # per observed draft step: ~100 steps of memory
     prior_weight: float = 2.0
     first_prior: float = 0.5
+    # What the draft accepts changes with the content (code, then a list or a paragraph about it),
+    # faster than ~100 steps of memory follow: when the first drafted token's hits over the last
+    # `shift_window` draft steps are improbable under the first position's estimate from the history
+    # before them (a binomial tail below `shift_alpha`, either way), that history keeps only
+    # `shift_keep` of its weight. SmolLM2 F32 on a 2-core EPYC, 2026-12-06: the first lists reply after
+    # six code replies drafted 22 steps at ~0.3 first-token acceptance (break-even ~0.55) before going
+    # plain, 0.88x of target-only. Replayed on that machine's costs (64 seeds of 6 code, 6 lists and
+    # 6 prose replies, each cost +-8% noise): lists 0.951 -> 0.974x of target-only, code 1.094 ->
+    # 1.092x, prose 0.995 -> 0.999x. A window of 12 at 0.002 takes a steady draft for a change ~once in
+    # 1,000 draft steps (8 at 0.01: up to once in 80) and sees 72% -> 30% after a median 13 steps.
+    shift_window: int = 12
+    shift_alpha: float = 0.002
+    shift_keep: float = 0.1
     success: list[float] = field(default_factory=list)
     trials: list[float] = field(default_factory=list)
     version: int = 0
+    shifts: int = 0  # changes detected (for tests and benchmarks)
+    _recent: list[tuple[int, int]] = field(default_factory=list)  # (k, accepted) of the last draft steps
     _p: list[float] = field(default_factory=list)
     _p_version: int = -1
 
@@ -158,10 +173,43 @@ class AcceptanceProfile:
         d = self.decay
         self.success = [s * d for s in self.success]
         self.trials = [t * d for t in self.trials]
+        self._count(k, n_accepted, 1.0)
+        if k >= 1 and self.shift_alpha > 0 and self._shifted(k, n_accepted):
+            # the history before the window keeps `shift_keep` of its weight, the window all of its own
+            window, self._recent = self._recent, []
+            self.success = [s * self.shift_keep for s in self.success]
+            self.trials = [t * self.shift_keep for t in self.trials]
+            for kk, nn in window:
+                self._count(kk, nn, 1.0 - self.shift_keep)
+            self.shifts += 1
+
+    def _count(self, k: int, n_accepted: int, weight: float) -> None:
         for j in range(1, min(n_accepted + 1, k) + 1):
-            self.trials[j] += 1.0
+            self.trials[j] += weight
             if j <= n_accepted:
-                self.success[j] += 1.0
+                self.success[j] += weight
+
+    def _shifted(self, k: int, n_accepted: int) -> bool:
+        """Add a draft step to the window; True when the window's first-token hits are improbable
+        under the first position's estimate from the history before the window."""
+        w = self._recent
+        w.append((k, n_accepted))
+        if len(w) > self.shift_window:
+            del w[0]
+        n = len(w)
+        if n < self.shift_window:
+            return False
+        h = sum(1 for _, a in w if a >= 1)
+        t = self.trials[1] - n  # the window's steps weigh ~1 each (decayed by < 1 - decay**n)
+        if t < n:  # too little history to contradict
+            return False
+        s = min(max(0.0, self.success[1] - h), t)
+        m = self.prior_weight
+        p = (s + m * self.first_prior) / (t + m)
+        odds, pmf = p / (1.0 - p), [(1.0 - p) ** n]  # binomial(n, p), term by term (~1 us, not ~5)
+        for i in range(n):
+            pmf.append(pmf[-1] * odds * (n - i) / (i + 1))
+        return min(sum(pmf[: h + 1]), sum(pmf[h:])) < self.shift_alpha
 
     def p(self) -> list[float]:
         """p[j] for j = 1..k_max (index 0 unused, 1.0). Cached until the next observation (callers
@@ -257,6 +305,16 @@ class DraftPolicy:
     # seconds a step costs outside its timed draft and verify, whatever its size (size 1)
     step: CostTable = field(default_factory=lambda: CostTable(keep=15, drop_first=False))
     profile: AcceptanceProfile = field(init=False)
+    # The same counts without shifts (`AcceptanceProfile.shift_alpha`): what the draft accepted over
+    # its last ~100 draft steps, whatever the content did since. The profile decides drafting runs
+    # and whether a probe goes on; a probe's length and price, and whether a probe or a run that
+    # ended came close to paying (the budget of the next probe), go by this memory: after a stretch
+    # the draft could not fit, probes must still look for what fitted before, or the content that
+    # fits, coming back, is found only at the plain-run budget's pace (GPU-like costs, 4 ms a graph
+    # switch: 60% of steps drafting after it came back, against 95% with it, 100% without shifts). Whether a probe
+    # goes on is the profile's: by the memory, a probe went on into a list for as long as the code
+    # before it had been accepted (list replies after code 0.965x, against 0.974x).
+    memory: AcceptanceProfile = field(init=False)
     _decisions: int = 0
     _plain_run: int = 0
     _probe_gap: int = 0
@@ -287,13 +345,22 @@ class DraftPolicy:
 
     def __post_init__(self) -> None:
         self.profile = AcceptanceProfile(self.k_max)
+        self.memory = AcceptanceProfile(self.k_max, shift_alpha=0.0)
         self._probe_gap = self.probe_first
 
     # ------------------------------------------------------------------ model
     def rate(self, k: int, p: list[float] | None = None) -> float | None:
         """Expected tokens per second of a step that drafts k (None: a cost is still unknown)."""
         if k == 0:  # staying plain means not feeding the draft: the cheaper step, once measured
-            v = self.bare.estimate(1) if self.bare.count(1) >= 3 else self.verify.estimate(1)
+            v = self.verify.estimate(1)
+            if self.bare.count(1) >= 3:
+                # The same decode as a fed plain step's (the feeding is timed apart), minus what the
+                # feeding does to the caches: never dearer. A bare price can go stale where the
+                # policy never goes deep into a plain run (unfed steps are what price it): SmolLM2
+                # F32, 2026-12-06, the load's calibration priced it at 32 ms where fed plain steps
+                # took 25.5, and drafting length 1 at 0.84-0.95x of target-only looked better.
+                b = self.bare.estimate(1)
+                v = b if v is None else min(v, b)
             return 1.0 / (v + self._step_cost()) if v else None
         return self._draft_rate(k, self.profile.expected_tokens(k, p))
 
@@ -316,7 +383,7 @@ class DraftPolicy:
         """The k in 0..limit with the highest expected rate (ties: the shorter draft). Cached until
         a cost or the profile changes: a plain step of a small model takes a few hundred µs, and
         re-deriving every rate each step would cost a good share of it."""
-        key = (limit, self.verify.version, self.draft.version, self.profile.version, self.bare.count(1) >= 3)
+        key = (limit, self.verify.version, self.draft.version, self.profile.version, self.bare.version)
         if key == self._best_key:
             return self._best_k
         self._best_key, self._best_k = key, self._best(limit)
@@ -375,7 +442,7 @@ class DraftPolicy:
                 self._plain_run = max(0, gap - self.warm)
             if self._plain_run >= gap:  # cheap probe: the best draft the model knows
                 self._probing = True
-                self._probe_k = max(1, min(limit, self._best_draft(limit)))
+                self._probe_k = max(1, min(limit, self._best_draft(limit, self.memory.p())))
                 self._probe_left = self.probe_steps - 1
                 self._probe_made = self._probe_acc = 0
                 return self._probe_k
@@ -411,8 +478,7 @@ class DraftPolicy:
         that holds, and when its draft was still close to paying, the first probe comes as after a
         close call."""
         self._in_run = False
-        plain, draft = self.rate(0) or 0.0, self.rate(self._best_draft(self.k_max)) or 0.0
-        self._close = draft >= self.close_call * plain
+        self._close = self._came_close()
         if self._run_len >= self.run_paid:  # a run that held: drafting paid, close calls start over
             self._close_fails = 0
         else:  # a short run counts as a close call that did not pay (SmolLM2: 0.95x with runs left out)
@@ -496,13 +562,14 @@ class DraftPolicy:
         elif self._probes and self.profile.success[1] == 0:  # never one drafted token accepted
             stretch = min(self.never_most, self.never_decay ** self._probes)
             budget, cap = budget / stretch, int(cap * stretch)
-        k = max(1, min(limit, self._best_draft(limit)))
+        recall = self.memory.p()
+        k = max(1, min(limit, self._best_draft(limit, recall)))
         v, d = self.verify.estimate(k + 1), self.draft.estimate(k)
         if v is None or d is None:
             return self._probe_gap
         f = self.feed.estimate(1) or 0.0
         probe_step = v + d + self._step_cost()
-        extra = self.probe_steps * (probe_step - self.profile.expected_tokens(k) / plain) + self.warm * f
+        extra = self.probe_steps * (probe_step - self.memory.expected_tokens(k, recall) / plain) + self.warm * f
         measured = self.cycle.estimate(1)
         if measured is not None:  # what whole cycles cost, graph switches and gap filling included
             extra = max(extra, measured)
@@ -618,6 +685,13 @@ class DraftPolicy:
         self.verify, self.draft, self.bare, self.feed = CostTable(), CostTable(), CostTable(), CostTable()
         self._best_key = ()
 
+    def _came_close(self) -> bool:
+        """Whether the best draft, at what the draft accepted lately (`memory`), is within
+        `close_call` of a plain step's rate."""
+        p = self.memory.p()
+        plain, draft = self.rate(0) or 0.0, self.rate(self._best_draft(self.k_max, p), p) or 0.0
+        return draft >= self.close_call * plain
+
     def _best_draft(self, limit: int, p: list[float] | None = None) -> int:
         tokens = self.profile.expected_all(limit, p)
         rates = [(self._draft_rate(k, tokens[k]) or 0.0, -k) for k in range(1, limit + 1)]
@@ -680,6 +754,7 @@ class DraftPolicy:
         if self._prices(self.draft, a, steady_draft, cold):
             self.draft.observe(a, draft_seconds)
         self.profile.observe(a, n_accepted)
+        self.memory.observe(a, n_accepted)
         self._tried[a] = self._tried.get(a, 0) + 1
         if self._probing:
             self._probe_made += 1
@@ -690,8 +765,7 @@ class DraftPolicy:
             self._probes += 1
             self._plain_run = 0
             if self.best(self.k_max) == 0:  # the probe did not pay: wait longer, unless it came close
-                plain, draft = self.rate(0) or 0.0, self.rate(self._best_draft(self.k_max)) or 0.0
-                self._close = draft >= self.close_call * plain
+                self._close = self._came_close()
                 self._close_fails = self._close_fails + 1 if self._close else 0
                 if not self._close:
                     self._probe_gap = min(self._probe_gap * 2, self.probe_max)

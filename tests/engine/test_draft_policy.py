@@ -203,6 +203,59 @@ def test_a_cut_step_is_learned_at_the_length_asked_and_priced_at_the_length_veri
     assert policy.feed.count(1) == 0  # a draft cut to nothing is not a plain step's feeding
 
 
+def test_profile_follows_a_shift_in_the_first_tokens_acceptance_within_its_window():
+    """100 draft steps whose first token is accepted 3 times in 4, then every first token rejected:
+    within one window (12 steps) the rejections are improbable under the history, which then keeps a
+    tenth of its weight and the window (some of it from before the change) all of its own, so the
+    estimate drops from 0.75 to below a half at once; the same from 25% to every first token
+    accepted. Decayed history alone still says > 0.6 after 12 rejections."""
+    def shift_after(p: AcceptanceProfile, n_acc: int) -> int:
+        for n in range(1, 13):
+            p.observe(2, n_acc)
+            if p.shifts:
+                return n
+        return 0
+
+    down = AcceptanceProfile(k_max=3)
+    for i in range(100):
+        down.observe(2, 1 if i % 4 else 0)
+    assert 0.7 < down.p()[1] < 0.8 and down.shifts == 0
+    n = shift_after(down, 0)
+    assert 4 <= n <= 12 and down.p()[1] < 0.5, (n, down.p())
+    slow = AcceptanceProfile(k_max=3, shift_alpha=0.0)  # no shift detection: ~100 steps of memory
+    for i in range(100):
+        slow.observe(2, 1 if i % 4 else 0)
+    assert shift_after(slow, 0) == 0 and slow.p()[1] > 0.6
+    up = AcceptanceProfile(k_max=3)
+    for i in range(100):
+        up.observe(2, 0 if i % 4 else 2)
+    n = shift_after(up, 2)
+    assert 4 <= n <= 12 and up.p()[1] > 0.5, (n, up.p())  # from 0.25
+
+
+def test_profile_rarely_takes_a_steady_draft_for_a_change():
+    """Draft steps whose first token is accepted with the same odds throughout: ~1 shift in 1,000
+    steps at most (each one costs the history its weight), where a change from 72% to 30% is seen
+    within ~13 steps (the median of 20 seeds; at most 40)."""
+    for p1 in (0.3, 0.5, 0.72, 0.9):
+        prof = AcceptanceProfile(k_max=7)
+        for m in itertools.islice(geometric(p1, 7, seed=11), 3000):
+            prof.observe(7, m)
+        assert prof.shifts <= 6, (p1, prof.shifts)
+    delays = []
+    for seed in range(20):
+        prof = AcceptanceProfile(k_max=7)
+        for m in itertools.islice(geometric(0.72, 7, seed=seed), 200):
+            prof.observe(7, m)
+        before = prof.shifts
+        for n, m in enumerate(itertools.islice(geometric(0.3, 7, seed=100 + seed), 200), 1):
+            prof.observe(7, m)
+            if prof.shifts > before:
+                delays.append(n)
+                break
+    assert len(delays) == 20 and sorted(delays)[10] <= 16 and max(delays) <= 40, delays
+
+
 # ---------------------------------------------------------------------------------------------- traces
 
 
@@ -339,6 +392,37 @@ def test_content_change_from_code_to_a_poor_fit_is_followed():
     assert chosen[400:].count(0) / len(chosen[400:]) > 0.9  # plain once it does not
 
 
+# SmolLM2 F32's costs on the 2-core EPYC (ms, the adaptive engine's cost tables after 18 replies,
+# 2026-12-06): verify by tokens decoded, draft by tokens drafted
+_F32_VERIFY = {1: 23.6, 2: 32.3, 3: 39.0, 4: 46.2, 5: 53.2, 8: 74.4}
+_F32_DRAFT = {1: 4.7, 2: 6.3, 3: 8.0, 4: 9.5, 7: 14.2}
+
+
+def test_a_change_from_code_to_a_list_goes_plain_twice_as_soon():
+    """Six replies of code that the draft fits (first token 72%), then replies of a list it fits
+    worse (30%: drafting loses at every length on these costs). What the policy learned in the code
+    replies must not carry far into the list: before the profile followed shifts, it drafted 22
+    steps into the list on the real pair (0.88x of target-only for that reply), 31 here."""
+    verify, draft = _cost_table(_F32_VERIFY), _cost_table(_F32_DRAFT)
+    rates = {}
+    for shift in (True, False):
+        policy = DraftPolicy(k_max=7)
+        if not shift:
+            policy.profile.shift_alpha = 0.0
+        code = geometric([0.72, 0.62, 0.6, 0.55], 7, seed=21)
+        simulate(policy, verify, draft, code, n_tokens=6 * 128, reply_len=128, built=set(range(8)),
+                 feed=0.47e-3, overhead=0.15e-3)
+        starts: list[int] = []
+        lists = geometric([0.3, 0.35], 7, seed=22)
+        rate, chosen = simulate(policy, verify, draft, lists, n_tokens=128, reply_len=128,
+                                built=set(range(8)), feed=0.47e-3, overhead=0.15e-3, starts=starts)
+        drafting = next(i for i, k in enumerate(chosen) if chosen[i: i + 8] == [0] * 8)  # the first plain run
+        rates[shift] = (rate, drafting)
+    plain = 1 / (_F32_VERIFY[1] * 1e-3 + 0.15e-3)
+    assert rates[True][1] <= 16 and 2 * rates[True][1] <= rates[False][1], rates  # 14 against 31
+    assert rates[True][0] >= 0.88 * plain and rates[True][0] >= 1.05 * rates[False][0], (rates, plain)  # 0.90x, 0.83x
+
+
 @pytest.mark.parametrize("name", ["policy_trace_demo_f32.json", "policy_trace_demo_q8_0.json"])
 def test_recorded_demo_trace_within_3_percent_of_the_best_fixed_length(name):
     path = DATA / name
@@ -361,6 +445,27 @@ def calibrated(policy: DraftPolicy, verify, draft) -> DraftPolicy:
         for _ in range(3 if k else 4):
             policy.calibrate(k, draft(k) if k else 0.0, verify(k + 1))
     return policy
+
+
+def test_a_stale_bare_price_from_the_load_does_not_make_plain_steps_look_dear():
+    """SmolLM2 F32 (2026-12-06): the load's calibration priced an unfed plain step at 32 ms; in the
+    replies, fed plain steps took 25.5 ms (their feeding timed apart), and a prose draft of length 1
+    accepted 35% of the time looked better than staying plain, which the policy then never did, so
+    no unfed step priced it again (0.84-0.95x of target-only). A plain step is priced at the lower of
+    the two: the same decode, the unfed one without the feeding's cache traffic."""
+    verify, draft = _cost_table(_F32_VERIFY), _cost_table(_F32_DRAFT)
+    policy = calibrated(DraftPolicy(k_max=7), lambda n: 32e-3 if n == 1 else verify(n), draft)
+    policy._sweep = []  # past the load's sweep
+    policy.settle = 0
+    for _ in range(20):  # a prose reply's steps: length 1, a third accepted; fed plain steps at 25.5 ms
+        policy.record(1, 0, draft(1), verify(2))
+        policy.record(0, 0, 0.47e-3, 25.5e-3)
+        policy.record(0, 0, 0.47e-3, 25.5e-3)
+        policy.record(1, 1, draft(1), verify(2))
+        policy.record(1, 0, draft(1), verify(2))
+    assert policy.bare.estimate(1) == pytest.approx(32e-3)
+    assert policy.rate(0) == pytest.approx(1 / 25.5e-3)
+    assert policy.best(7) == 0  # 1.33 tokens in 37 ms against 1 in 25.5
 
 
 def test_calibration_learns_costs_but_not_acceptance():
