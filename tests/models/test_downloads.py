@@ -360,8 +360,12 @@ def test_ctrl_c_in_the_cli_at_one_byte_a_second(served: Served, tmp_path) -> Non
     cat = tmp_path / "cat.json"
     cat.write_text(json.dumps(catalog_dict(t.sha256, d.sha256, (t.size, d.size))))
     env = dict(os.environ, PYTHONPATH=str(REPO_ROOT), HF_ENDPOINT=served.hub.url)
+    # A process started in the background by a shell without job control (`cmd &` in a script, as a CI
+    # runner may start the tests) inherits SIGINT ignored, and Python then installs no Ctrl-C handler:
+    # the child gets the disposition a terminal gives, as a user pressing Ctrl-C has.
     child = subprocess.Popen([sys.executable, "-m", "atomicchat", "models", "pull", "tiny-dflash", "--catalog", str(cat)],
-                             env=env, cwd=REPO_ROOT, stderr=subprocess.PIPE, text=True)
+                             env=env, cwd=REPO_ROOT, stderr=subprocess.PIPE, text=True,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     partial = partial_of(served, TARGET_REPO, TARGET_FILE)
     deadline = time.monotonic() + 30
     while not (partial.exists() and partial.stat().st_size >= 2) and time.monotonic() < deadline:
