@@ -80,6 +80,17 @@ def shipped_target() -> Path:
     return path
 
 
+def policy_state(pol) -> dict:  # noqa: ANN001 - DraftPolicy | None
+    """The adaptive policy's prices (ms by size), acceptance profile and content shifts at the end of a run."""
+    if pol is None:
+        return {}
+    rate0 = pol.rate(0)
+    return dict(plain_ms=round(1e3 / rate0, 3) if rate0 else None,
+                verify_ms={k: round(v * 1e3, 3) for k, v in sorted(pol.verify.values.items())},
+                draft_ms={k: round(v * 1e3, 3) for k, v in sorted(pol.draft.values.items())},
+                p=[round(x, 3) for x in pol.profile.p()[1:]], shifts=pol.profile.shifts)
+
+
 def table(cells: dict, fmts: list[str], modes: list[str]) -> list[dict]:
     rows = []
     for f in fmts:
@@ -178,6 +189,7 @@ def main(argv: list[str] | None = None) -> int:
                 a.json.write_text(json.dumps(dict(partial=f"{i + 1}/{len(prompts)} prompts", load_start=load0,
                                                   load_now=loadavg(), rows=table(cells, fmts, modes)), indent=1))
         load1 = loadavg()
+        policies = {f: policy_state(trio[2].policy) for f, trio in engines.items()}
     finally:
         for trio in engines.values():
             for eng in trio:
@@ -195,11 +207,14 @@ def main(argv: list[str] | None = None) -> int:
         ts = f"{r['tok_step']:.2f}" if r["tok_step"] is not None else "-"
         print(f"{r['format']:6} {r['kind']:10} {r['mode']:12} {r['tok_s']:7.1f} {r['speedup']:7.2f}x {acc:>7} "
               f"{tau:>5} {ts:>8} {r['identical']:>14}")
+    for f, st in policies.items():  # what the adaptive engine's choices rested on, when a cell surprises
+        print(f"{f} adaptive policy: plain {st['plain_ms']} ms, verify {st['verify_ms']}, draft {st['draft_ms']}, "
+              f"p {st['p']}, content shifts {st['shifts']}")
     if a.json:
         a.json.parent.mkdir(parents=True, exist_ok=True)
         a.json.write_text(json.dumps(dict(target=str(src), draft=str(a.draft), files={k: str(v) for k, v in files.items()},
                                           load_start=load0, load_end=load1, max_tokens=a.max_tokens,
-                                          threads=a.threads, p_min=pms, rows=rows), indent=1))
+                                          threads=a.threads, p_min=pms, rows=rows, policies=policies), indent=1))
     if any(r["tokens"] == 0 for r in rows):
         print("measured nothing in some cell", file=sys.stderr)
         return 1
