@@ -59,7 +59,7 @@ sys.path.insert(0, str(ROOT))
 
 from atomicchat.engine import Engine, EngineConfig, Finished  # noqa: E402
 from benchmarks import bench  # noqa: E402 (the `atomicchat bench` helpers: pairs, llama-server)
-from benchmarks.common import converted, run_once  # noqa: E402
+from benchmarks.common import converted, policy_state, run_once  # noqa: E402
 from benchmarks.smol_bench import PROMPTS as SMOL_PROMPTS  # noqa: E402 (held out from the SmolLM2 draft's data)
 
 CODE_PROMPTS = [
@@ -276,7 +276,7 @@ def bench_case(case: Case, a: argparse.Namespace, server_bin: Path | None) -> di
             differs[name] = where
         if tallies["target-only"].tokens == 0:
             raise SystemExit(f"adaptive_bench: {case.name}: nothing was generated")
-        pol = adapt.policy
+        state = policy_state(adapt.policy)
         return {
             "case": case.name,
             "kind": case.kind,
@@ -286,9 +286,9 @@ def bench_case(case: Case, a: argparse.Namespace, server_bin: Path | None) -> di
                             "accepted": t.accepted, "draft_steps": t.draft_steps, "steps": t.steps,
                             "runs": t.runs}
                         for n, t in tallies.items()},
-            "policy_verify_ms": {k: round(v * 1e3, 3) for k, v in sorted(pol.verify.values.items())} if pol else {},
-            "policy_draft_ms": {k: round(v * 1e3, 3) for k, v in sorted(pol.draft.values.items())} if pol else {},
-            "policy_p": [round(x, 3) for x in pol.profile.p()[1:]] if pol else [],
+            "policy_verify_ms": state.get("verify_ms", {}),
+            "policy_draft_ms": state.get("draft_ms", {}),
+            "policy_p": state.get("p", []),
             "server_differs": {n: w for n, w in differs.items() if n in servers},
             "engine_differs": engine_differs,
             "runs_identical": {n: sum(x == y for x, y in zip(t.outputs, ref)) for n, t in tallies.items()},

@@ -45,7 +45,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # `python benchmarks/bench.py` from a checkout
 
 from atomicchat.cli.errors import CliError  # noqa: E402
-from atomicchat.engine.draft_confidence import DEFAULT_P_MIN  # noqa: E402
+from atomicchat.engine.draft_confidence import DEFAULT_P_MIN, p_min_in_range  # noqa: E402
 
 CASES: dict[str, str] = {
     "a": "engine target-only",
@@ -1022,7 +1022,7 @@ def _validate(args: argparse.Namespace) -> list[str]:
     for name in ("repeats", "prompts", "max_tokens", "draft_max", "build_jobs"):
         if getattr(args, name) < 1:
             raise CliError(f"--{name.replace('_', '-')} must be at least 1")
-    if not 0.0 <= args.draft_p_min < 1.0:
+    if not p_min_in_range(args.draft_p_min):
         raise CliError("--draft-p-min must be from 0 to below 1")
     if args.max_tokens < 2:
         raise CliError("--max-tokens must be at least 2 (tokens/s excludes the first token)")

@@ -11,6 +11,18 @@ from atomicchat.engine import Engine, Finished, GenParams
 FTYPES = {"F32": 0, "F16": 1, "Q8_0": 7}  # llama_ftype values of llama.h
 
 
+def policy_state(pol) -> dict:  # noqa: ANN001 - DraftPolicy | None
+    """The adaptive policy's prices (ms by size), acceptance profile and content shifts at the end of a
+    run ({} without one): what its choices rested on, when a cell surprises."""
+    if pol is None:
+        return {}
+    rate0 = pol.rate(0)
+    return dict(plain_ms=round(1e3 / rate0, 3) if rate0 else None,
+                verify_ms={k: round(v * 1e3, 3) for k, v in sorted(pol.verify.values.items())},
+                draft_ms={k: round(v * 1e3, 3) for k, v in sorted(pol.draft.values.items())},
+                p=[round(x, 3) for x in pol.profile.p()[1:]], shifts=pol.profile.shifts)
+
+
 def run_once(eng: Engine, prompt: list[int], max_tokens: int, use_draft: bool, draft_max: int | None,
              p_min: float | None = None) -> Finished:
     """One greedy reply from an emptied cache, so every run pays the same prefill (what an engine has

@@ -37,8 +37,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from atomicchat.engine import Engine, EngineConfig  # noqa: E402
-from atomicchat.engine.draft_confidence import DEFAULT_P_MIN  # noqa: E402
-from benchmarks.common import converted, loadavg, run_once  # noqa: E402
+from atomicchat.engine.draft_confidence import DEFAULT_P_MIN, p_min_in_range  # noqa: E402
+from benchmarks.common import converted, loadavg, policy_state, run_once  # noqa: E402
 
 DRAFT = ROOT / "resources" / "smollm2" / "SmolLM2-135M-Instruct-DFlash.F16.gguf"
 
@@ -80,17 +80,6 @@ def shipped_target() -> Path:
     return path
 
 
-def policy_state(pol) -> dict:  # noqa: ANN001 - DraftPolicy | None
-    """The adaptive policy's prices (ms by size), acceptance profile and content shifts at the end of a run."""
-    if pol is None:
-        return {}
-    rate0 = pol.rate(0)
-    return dict(plain_ms=round(1e3 / rate0, 3) if rate0 else None,
-                verify_ms={k: round(v * 1e3, 3) for k, v in sorted(pol.verify.values.items())},
-                draft_ms={k: round(v * 1e3, 3) for k, v in sorted(pol.draft.values.items())},
-                p=[round(x, 3) for x in pol.profile.p()[1:]], shifts=pol.profile.shifts)
-
-
 def table(cells: dict, fmts: list[str], modes: list[str]) -> list[dict]:
     rows = []
     for f in fmts:
@@ -129,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     src = a.target or shipped_target()
     ks = [int(x) for x in a.draft_max.split(",")]
     pms = [float(x) for x in a.p_min.split(",")]
-    if any(not 0.0 <= p < 1.0 for p in pms):
+    if not all(map(p_min_in_range, pms)):
         raise SystemExit("--p-min: each value must be from 0 to below 1")
 
     def name(base: str, p: float) -> str:

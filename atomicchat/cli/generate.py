@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from atomicchat.cli.errors import CliError
-from atomicchat.engine.draft_confidence import DEFAULT_P_MIN
+from atomicchat.engine.draft_confidence import DEFAULT_P_MIN, p_min_in_range
 from atomicchat.engine.requests import CLI_MAX_TOKENS, engine_config, gen_params
 from atomicchat.engine.types import EngineConfig, GenParams
 
@@ -62,7 +62,7 @@ def _validate(args: argparse.Namespace) -> None:
         raise CliError("--draft-max must be at least 1")
     if args.draft_max is not None and not args.draft:
         raise CliError("--draft-max needs --draft")
-    if args.draft_p_min is not None and not 0.0 <= args.draft_p_min < 1.0:
+    if args.draft_p_min is not None and not p_min_in_range(args.draft_p_min):
         raise CliError("--draft-p-min must be from 0 to below 1")
     for flag, value in (("--temperature", args.temperature), ("--top-p", args.top_p), ("--min-p", args.min_p)):
         if not math.isfinite(value):

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from atomicchat.cli.errors import CliError
-from atomicchat.engine.draft_confidence import DEFAULT_P_MIN
+from atomicchat.engine.draft_confidence import DEFAULT_P_MIN, p_min_in_range
 
 DEFAULT_PORT = 8080
 
@@ -56,7 +56,7 @@ def _validate(args: argparse.Namespace) -> None:
         raise CliError("--ctx must be at least 16")
     if args.draft_max is not None and args.draft_max < 1:
         raise CliError("--draft-max must be at least 1")
-    if args.draft_p_min is not None and not 0.0 <= args.draft_p_min < 1.0:
+    if args.draft_p_min is not None and not p_min_in_range(args.draft_p_min):
         raise CliError("--draft-p-min must be from 0 to below 1")
     if args.api_key is not None and not args.api_key.strip():
         raise CliError("--api-key must not be empty")

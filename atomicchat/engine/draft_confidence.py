@@ -50,9 +50,15 @@ def confident_prefix(rows: np.ndarray, p_min: float) -> int:
     return len(rows)
 
 
+def p_min_in_range(p_min: float) -> bool:
+    """Whether a cut is a probability below 1 (1 would never draft): the rule the engine, the CLI
+    flags and the benchmarks check."""
+    return 0.0 <= p_min < 1.0
+
+
 def check_p_min(p_min: float | None) -> None:
-    """Refuse a cut that is not a probability below 1 (1 would never draft), with a sentence."""
+    """Refuse a cut that is not a probability below 1, with a sentence."""
     if p_min is None:
         return
-    if isinstance(p_min, bool) or not isinstance(p_min, (int, float)) or not 0.0 <= float(p_min) < 1.0:
+    if isinstance(p_min, bool) or not isinstance(p_min, (int, float)) or not p_min_in_range(float(p_min)):
         raise EngineError(f"The draft confidence cut draft_p_min must be a number from 0 to below 1, not {p_min!r}.")
