@@ -7,7 +7,9 @@
 #        site/gguf, diskcache, platformdirs   pure Python, copied from --python's installation
 #        bin/llama-server     the same commit's server
 #      --build-only stops here (run it on a machine with nvcc and no GPU: a GPU lease is too short to
-#      spend on compiling); --prebuilt DIR skips the build and uses such a bundle;
+#      spend on compiling; it also packs the bundle as cuda-bundle.tar.xz beside it, small enough to
+#      travel with a checkout to a lent GPU machine); --prebuilt DIR|TARBALL skips the build and uses
+#      such a bundle (a tarball is unpacked into the work folder after the GPU check);
 #   3. checks that the CUDA libraries resolve and that the Python side imports;
 #   4. generates the Qwen3.5-9B stand-in (benchmarks/standin_9b.py) into the work folder;
 #   5. runs `atomicchat bench` (atomicchat/cli/bench.py, which loads benchmarks/bench.py of this
@@ -28,7 +30,7 @@
 # any build. Until the GPU check passes the script uses nothing but bash builtins, so that failure
 # path works with an empty PATH.
 #
-# usage: benchmarks/device_check.sh [--dry-run] [--build-only] [--setup-only] [--prebuilt DIR] [--workdir DIR]
+# usage: benchmarks/device_check.sh [--dry-run] [--build-only] [--setup-only] [--prebuilt DIR|TARBALL] [--workdir DIR]
 #            [--sdist PATH] [--python PY] [--cuda-arch ARCH] [--jobs N] [--repeats N] [--prompts N]
 #            [--max-tokens N] [--cases LIST] [--out DIR]
 set -euo pipefail
@@ -108,10 +110,19 @@ if [[ -z "$sdist" ]]; then
 fi
 
 build="$workdir/cuda-build"
-bundle="${prebuilt:-$workdir/cuda-bundle}"
-site="$bundle/site"
-libdir="$site/llama_cpp/lib"
-server="$bundle/bin/llama-server"
+packed=0  # --prebuilt names a tarball of a bundle (cuda-bundle.tar.xz from --build-only)
+[[ "$prebuilt" == *.tar.xz || "$prebuilt" == *.tar.gz || "$prebuilt" == *.tgz ]] && packed=1
+set_bundle() { # the bundle's folder -> the paths in it
+    bundle="$1"
+    site="$bundle/site"
+    libdir="$site/llama_cpp/lib"
+    server="$bundle/bin/llama-server"
+}
+if ((packed)); then
+    set_bundle "$workdir/prebuilt/cuda-bundle"
+else
+    set_bundle "${prebuilt:-$workdir/cuda-bundle}"
+fi
 models="$workdir/models"
 target="$models/standin-qwen35-9b-target.Q4_K_M.gguf"
 draft="$models/standin-qwen35-9b-draft.Q8_0.gguf"
@@ -132,6 +143,7 @@ plan() {
     fi
     if [[ -n "$prebuilt" ]]; then
         printf '  2. prebuilt bundle %s (from --build-only): nothing is compiled\n' "$prebuilt"
+        ((packed)) && printf '     unpacked into %s/prebuilt after the GPU check\n' "$workdir"
     else
         printf '  2. one CUDA build of %s/vendor/llama.cpp into %s:\n' "$sdist" "$build"
         printf '     cmake %s; build --target llama llama-server\n' "$cmake_args"
@@ -194,6 +206,16 @@ else
     printf '== 1. GPU check\n'
     gpu_check
 fi
+if ((packed)); then
+    [[ -f "$prebuilt" ]] || die 4 "--prebuilt $prebuilt: no such tarball (make one with --build-only)."
+    rm -rf "$workdir/prebuilt"
+    mkdir -p "$workdir/prebuilt"
+    # Python's tarfile, not tar: it needs no xz program on the GPU machine
+    "$base_python" -c 'import sys, tarfile; t = tarfile.open(sys.argv[1]); t.extraction_filter = getattr(tarfile, "fully_trusted_filter", None); t.extractall(sys.argv[2])' \
+        "$prebuilt" "$workdir/prebuilt" || die 4 "--prebuilt $prebuilt: the tarball does not unpack."
+    [[ -f "$libdir/libllama.so" ]] ||
+        die 4 "--prebuilt $prebuilt holds no cuda-bundle/site/llama_cpp/lib/libllama.so (make one with --build-only)."
+fi
 [[ -z "$prebuilt" || -f "$libdir/libllama.so" ]] ||
     die 4 "--prebuilt $prebuilt is not a bundle: $libdir/libllama.so is missing (make one with --build-only)."
 [[ -n "$prebuilt" || -e "$sdist" ]] || die 4 "the llama-cpp-python 0.3.36 sdist is not at $sdist (pass --sdist PATH)."
@@ -213,9 +235,19 @@ if [[ -z "$prebuilt" ]]; then
         rm -rf "$src"
         tar -xzf "$sdist" -C "$workdir"
     fi
+    configured=0
     # shellcheck disable=SC2086  # cmake_args is a list of -D flags
     cmake -S "$src/vendor/llama.cpp" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-        -DCMAKE_CUDA_COMPILER="$nvcc_bin" $cmake_args
+        -DCMAKE_CUDA_COMPILER="$nvcc_bin" $cmake_args >"$workdir/cmake.log" 2>&1 && configured=1
+    cat "$workdir/cmake.log"
+    if ((!configured)); then
+        # A toolkit of nvcc and the runtime alone (this project's 2-core EPYC, 2026-12-06) configures
+        # the CPU side and then fails on ggml-cuda's link to cuBLAS, in CMake's words.
+        if [[ "$(<"$workdir/cmake.log")" == *"CUDA::cublas"* ]]; then
+            die 6 "the CUDA toolkit of $nvcc_bin has no cuBLAS (CMake found no CUDA::cublas), which llama.cpp's CUDA backend links: install the toolkit's cuBLAS (its libraries and headers), or build on the GPU machine."
+        fi
+        die 6 "CMake could not configure the CUDA build (its output is above and in $workdir/cmake.log)."
+    fi
     cmake --build "$build" -j "$jobs" --target llama llama-server
     rm -rf "$bundle"
     mkdir -p "$libdir" "$bundle/bin"
@@ -240,7 +272,11 @@ if [[ -z "$prebuilt" ]]; then
     find "$site" -name __pycache__ -prune -exec rm -rf {} +
     du -sh "$bundle"
     if ((build_only)); then
-        printf 'bundle ready: %s (copy it to the GPU machine; run this script there with --prebuilt)\n' "$bundle"
+        # xz -9: 75 MB -> 43 MB for sm_90 (2026-12-06), small enough to travel with a slimmed checkout
+        tar -C "$(dirname "$bundle")" -cf - "$(basename "$bundle")" | xz -9 -T0 >"$bundle.tar.xz"
+        du -sh "$bundle.tar.xz"
+        printf 'bundle ready: %s and %s.tar.xz (copy either to the GPU machine; run this script there with --prebuilt)\n' \
+            "$bundle" "$bundle"
         exit 0
     fi
 else

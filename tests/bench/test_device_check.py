@@ -155,3 +155,73 @@ def test_setup_only_plan_stops_after_the_stand_in_and_excludes_build_only(tmp_pa
     assert "atomicchat bench" not in r.stdout and "host_overhead" not in r.stdout
     r = _run(["--dry-run", "--setup-only", "--build-only"], tmp_path)
     assert r.returncode == 2 and "exclude each other" in r.stderr
+
+
+def test_a_toolkit_without_cublas_stops_with_a_sentence_after_cmake_says_so(tmp_path: Path):
+    """A toolkit of nvcc and the runtime alone (the 2-core EPYC, 2026-12-06): CMake configures the CPU
+    side, then fails on ggml-cuda's link to cuBLAS; the script names the missing part."""
+    bin_dir = _fake_bin(tmp_path, "nvcc", "exit 0")
+    cmake_error = ("CMake Error at ggml/src/ggml-cuda/CMakeLists.txt:178 (target_link_libraries):\\n"
+                   '  Target "ggml-cuda" links to:\\n\\n    CUDA::cublas\\n\\n  but the target was not found.\\n')
+    _fake_bin(tmp_path, "cmake", f"printf '{cmake_error}'; exit 1")
+    sdist = tmp_path / "sdist"
+    (sdist / "vendor" / "llama.cpp").mkdir(parents=True)
+    work = tmp_path / "work"
+    path = f"{bin_dir}:/usr/bin:/bin"
+    r = _run(["--build-only", "--workdir", str(work), "--sdist", str(sdist)], tmp_path, path=path)
+    assert r.returncode == 6, r.stdout + r.stderr
+    assert "has no cuBLAS" in r.stderr and "build on the GPU machine" in r.stderr
+    assert "CUDA::cublas" in r.stdout  # CMake's own words are shown too
+    _fake_bin(tmp_path, "cmake", "echo 'CMake Error: something else'; exit 1")
+    r = _run(["--build-only", "--workdir", str(work), "--sdist", str(sdist)], tmp_path, path=path)
+    assert r.returncode == 6 and "could not configure the CUDA build" in r.stderr and "cuBLAS" not in r.stderr
+
+
+def _bundle_tarball(tmp_path: Path, with_lib: bool = True) -> Path:
+    """A stand-in for --build-only's cuda-bundle.tar.xz: the layout, a llama_cpp that finds no GPU."""
+    import tarfile
+
+    root = tmp_path / "pack" / "cuda-bundle"
+    lib = root / "site" / "llama_cpp" / "lib"
+    lib.mkdir(parents=True)
+    (root / "bin").mkdir()
+    (root / "bin" / "llama-server").write_text("")
+    if with_lib:
+        (lib / "libllama.so").write_text("")
+        (lib / "libggml-cuda.so").write_text("")
+    (root / "site" / "llama_cpp" / "__init__.py").write_text("def llama_supports_gpu_offload():\n    return False\n")
+    (root / "site" / "gguf").mkdir()
+    (root / "site" / "gguf" / "__init__.py").write_text("")
+    out = tmp_path / "cuda-bundle.tar.xz"
+    with tarfile.open(out, "w:xz") as t:
+        t.add(root, arcname="cuda-bundle")
+    return out
+
+
+def test_a_prebuilt_tarball_is_unpacked_after_the_gpu_check_and_used(tmp_path: Path):
+    import sys
+
+    bin_dir = _fake_bin(tmp_path, "nvidia-smi", "echo 'GPU 0: NVIDIA H200 (UUID: GPU-0)'")
+    work = tmp_path / "work"
+    tarball = _bundle_tarball(tmp_path)
+    r = _run(["--prebuilt", str(tarball), "--workdir", str(work), "--python", sys.executable], tmp_path,
+             path=f"{bin_dir}:/usr/bin:/bin")
+    # unpacked, its Python side imported, and its llama_cpp asked: this stand-in finds no GPU
+    assert r.returncode == 5, r.stdout + r.stderr
+    assert "sees no GPU through this build" in r.stderr
+    assert (work / "prebuilt" / "cuda-bundle" / "site" / "llama_cpp" / "lib" / "libllama.so").is_file()
+    assert "cmake" not in r.stdout.lower()  # nothing compiled
+
+
+def test_a_prebuilt_tarball_without_the_library_or_missing_is_refused(tmp_path: Path):
+    import sys
+
+    bin_dir = _fake_bin(tmp_path, "nvidia-smi", "echo 'GPU 0: NVIDIA H200 (UUID: GPU-0)'")
+    path = f"{bin_dir}:/usr/bin:/bin"
+    r = _run(["--prebuilt", str(_bundle_tarball(tmp_path, with_lib=False)), "--workdir", str(tmp_path / "w"),
+              "--python", sys.executable], tmp_path, path=path)
+    assert r.returncode == 4 and "holds no cuda-bundle/site/llama_cpp/lib/libllama.so" in r.stderr
+    r = _run(["--prebuilt", str(tmp_path / "none.tar.xz"), "--workdir", str(tmp_path / "w")], tmp_path, path=path)
+    assert r.returncode == 4 and "no such tarball" in r.stderr
+    r = _run(["--dry-run", "--prebuilt", str(tmp_path / "b.tar.xz"), "--workdir", str(tmp_path / "w2")], tmp_path)
+    assert r.returncode == 0 and "unpacked into" in r.stdout and not (tmp_path / "w2").exists()
