@@ -108,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--keep-contexts", action="store_true",
                     help="keep each engine's contexts; by default they are made again before every repeat "
-                         "(where llama.cpp's buffers land can slow one engine by up to 14% for its whole life)")
+                         "(where llama.cpp's buffers land can slow one engine by up to 14%% for its whole life)")
     ap.add_argument("--max-tokens", type=int, default=128)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--ctx", type=int, default=2048)
