@@ -1103,3 +1103,60 @@ def test_a_draft_never_accepted_is_probed_ever_more_rarely():
         share[decay] = 1 - rate / plain
         assert chosen.count(0) / len(chosen) > 0.99
     assert share[2.0] < share[1.0] / 3 and share[2.0] < 0.008, share  # measured 3.1% -> 0.63%
+
+
+def test_a_confidence_cut_step_is_priced_at_the_rows_it_verifies():
+    """A step asked to draft k whose confidence cut lets c <= k through verifies c + 1 rows. Priced at
+    k + 1 rows, drafting looked dearer the longer it was asked: on demo F32-like costs where the cut
+    passes each next position 80% of the time (and what passes is accepted), lengths 4-5 run at
+    1.06x of a plain step, but full-size pricing chose plain steps; priced at the rows the cut lets
+    through on average, the policy picks the length that runs fastest."""
+    verify = _cost_table({1: 1.5, 2: 2.46, 3: 2.89, 5: 4.1, 8: 6.0})
+    draft = _cost_table({1: 0.9, 2: 1.25, 4: 1.81, 7: 2.72})
+    q, step = 0.8, 0.1e-3
+
+    def cut(rng: random.Random, k: int) -> int:
+        c = 0
+        while c < k and rng.random() < q:
+            c += 1
+        return c
+
+    rng = random.Random(1)
+    true = {}
+    for k in range(1, 8):
+        tok = sec = 0.0
+        for _ in range(4000):
+            c = cut(rng, k)
+            tok, sec = tok + c + 1, sec + draft(k) + verify(c + 1) + step
+        true[k] = tok / sec
+    true[0] = 1 / (verify(1) + step)
+
+    def learned(priced_by_cuts: bool) -> int:
+        policy = calibrated(DraftPolicy(k_max=7), verify, draft)
+        policy._sweep, policy.settle = [], 0
+        policy.step.observe(1, step)
+        r = random.Random(2)
+        for i in range(400):
+            a = 1 + i % 7
+            c = cut(r, a)
+            policy.record(c, c, draft(a), verify(c + 1), asked=a)
+        if not priced_by_cuts:  # as before: every asked length verified whole
+            policy.cuts = AcceptanceProfile(7, shift_alpha=0.0, first_prior=1.0)
+            policy._best_key = ()
+        return policy.best(7)
+
+    best = max(true, key=true.get)
+    assert best in (4, 5) and true[best] >= 1.05 * true[0], true  # 4 and 5 within 1%
+    assert true[learned(True)] >= 0.98 * true[best], (learned(True), true)
+    assert learned(False) == 0  # full-size verifies: no length looked better than a plain step
+
+
+def test_without_a_cut_a_length_is_priced_at_its_full_verify():
+    verify = _cost_table({1: 1.5, 2: 2.46, 3: 2.89, 5: 4.1, 8: 6.0})
+    draft = _cost_table({1: 0.9, 2: 1.25, 4: 1.81, 7: 2.72})
+    policy = calibrated(DraftPolicy(k_max=7), verify, draft)
+    policy.settle = 0
+    for k in range(1, 8):
+        policy.record(k, k // 2, draft(k), verify(k + 1), asked=k)
+    for k in range(1, 8):
+        assert policy._verify_cost(k) == pytest.approx(policy.verify.estimate(k + 1))
