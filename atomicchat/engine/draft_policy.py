@@ -55,7 +55,7 @@ class CostTable:
     _warmed: set[int] = field(default_factory=set)
     _eff: dict[int, float] = field(default_factory=dict)
     _eff_version: int = -1
-    _memo: dict[int, float | None] = field(default_factory=dict)  # estimates at `_memo_version`
+    _memo: dict[float, float | None] = field(default_factory=dict)  # estimates at `_memo_version`
     _memo_version: int = -1
 
     def observe(self, n: int, seconds: float) -> None:
@@ -90,12 +90,13 @@ class CostTable:
         size): one the table cannot yet tell from an outlier."""
         return self.drop_first and n not in self._warmed and len(self.samples.get(n, ())) == 1
 
-    def estimate(self, n: int) -> float | None:
-        """Size n's price: its own once past its first call; a size priced by its first call alone
-        is interpolated between settled sizes on either side where there are such (a one-off
-        switch into a size priced it at its graph build, up to 3-4x a run's step, and a size that
-        looks that dear is never run long enough to be priced again: demo F32's length 3, the best
-        fixed length, went unused at 5.4 ms a draft where lengths 2 and 4 cost 1.2 and 1.6).
+    def estimate(self, n: float) -> float | None:
+        """Size n's price (n may fall between sizes: a cut step's mean rows): its own once past its
+        first call; a size priced by its first call alone is interpolated between settled sizes on
+        either side where there are such (a one-off switch into a size priced it at its graph
+        build, up to 3-4x a run's step, and a size that looks that dear is never run long enough to
+        be priced again: demo F32's length 3, the best fixed length, went unused at 5.4 ms a draft
+        where lengths 2 and 4 cost 1.2 and 1.6).
         Memoized until the next observation: a decision asks for ~40 prices, and deriving each
         anew cost ~25 µs a step, ~0.7% of a demo F32 step."""
         if self._memo_version != self.version:
@@ -105,7 +106,7 @@ class CostTable:
             memo[n] = self._estimate(n)
         return memo[n]
 
-    def _estimate(self, n: int) -> float | None:
+    def _estimate(self, n: float) -> float | None:
         values = self.values
         if not values:
             return None
@@ -382,17 +383,10 @@ class DraftPolicy:
 
     def _verify_cost(self, k: int) -> float | None:
         """The verify of a step asked to draft k: at the rows the confidence cut lets through on
-        average (`cuts`), between the two sizes about it; k + 1 rows where nothing was ever cut."""
+        average (`cuts`), a fraction the cost table interpolates; k + 1 rows where nothing was cut."""
         if self._rows_version != self.cuts.version:
             self._rows, self._rows_version = self.cuts.expected_all(self.k_max), self.cuts.version
-        rows = min(self._rows[k], k + 1.0)
-        lo = int(rows)
-        v = self.verify.estimate(lo)
-        w = rows - lo
-        if v is None or w < 1e-6:
-            return v
-        hi = self.verify.estimate(lo + 1)
-        return None if hi is None else v * (1.0 - w) + hi * w
+        return self.verify.estimate(min(self._rows[k], k + 1.0))
 
     def _best_case_rate(self, k: int, p_max: float = BEST_ACCEPTANCE) -> float | None:
         """Tokens per second of a step that drafts k, each position accepted at `p_max`."""

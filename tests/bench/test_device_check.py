@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -179,8 +181,6 @@ def test_a_toolkit_without_cublas_stops_with_a_sentence_after_cmake_says_so(tmp_
 
 def _bundle_tarball(tmp_path: Path, with_lib: bool = True) -> Path:
     """A stand-in for --build-only's cuda-bundle.tar.xz: the layout, a llama_cpp that finds no GPU."""
-    import tarfile
-
     root = tmp_path / "pack" / "cuda-bundle"
     lib = root / "site" / "llama_cpp" / "lib"
     lib.mkdir(parents=True)
@@ -199,8 +199,6 @@ def _bundle_tarball(tmp_path: Path, with_lib: bool = True) -> Path:
 
 
 def test_a_prebuilt_tarball_is_unpacked_after_the_gpu_check_and_used(tmp_path: Path):
-    import sys
-
     bin_dir = _fake_bin(tmp_path, "nvidia-smi", "echo 'GPU 0: NVIDIA H200 (UUID: GPU-0)'")
     work = tmp_path / "work"
     tarball = _bundle_tarball(tmp_path)
@@ -214,8 +212,6 @@ def test_a_prebuilt_tarball_is_unpacked_after_the_gpu_check_and_used(tmp_path: P
 
 
 def test_a_prebuilt_tarball_without_the_library_or_missing_is_refused(tmp_path: Path):
-    import sys
-
     bin_dir = _fake_bin(tmp_path, "nvidia-smi", "echo 'GPU 0: NVIDIA H200 (UUID: GPU-0)'")
     path = f"{bin_dir}:/usr/bin:/bin"
     r = _run(["--prebuilt", str(_bundle_tarball(tmp_path, with_lib=False)), "--workdir", str(tmp_path / "w"),
