@@ -26,6 +26,17 @@ def test_bundled_catalog_has_qwen_dflash_first() -> None:
     assert pair.draft.quant("Q4_K_M").repo == "onion515/Qwen3.5-9B-DFlash-GGUF"
 
 
+def test_a_speedup_on_a_card_is_said_as_reported() -> None:
+    """No figure on screen that this app did not measure passes for its own: a card's speedup names who
+    reported it and where (the card once said "about 2-3x faster answers" to CPU-only users)."""
+    import re
+
+    for pair in catalog.load_catalog().pairs:
+        for figure in re.finditer(r"\d[\d.\-]*\s*[x×]", pair.summary):
+            assert "reported" in pair.summary[: figure.start()].lower(), (pair.id, pair.summary)
+            assert "GPU" in pair.summary or "CPU" in pair.summary, (pair.id, pair.summary)
+
+
 def test_more_pairs_need_no_code_change() -> None:
     data = catalog_dict()
     second = copy.deepcopy(data["pairs"][0])

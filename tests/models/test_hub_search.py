@@ -146,6 +146,9 @@ def test_known_drafts_and_offers() -> None:
     offer = draft_offer("bartowski/Qwen_Qwen3.5-9B-GGUF")
     assert offer.file is not None and offer.file.repo == "AtomicChat/Qwen3.5-9B-DFlash-GGUF"
     assert "With DFlash draft" in offer.text
+    # a speedup nobody measured here is said as reported, with where; the app's own figure comes after download
+    assert "Reported for Qwen3.5-9B on a GPU (AMD RX 9070 XT): 2.1-2.7×" in offer.text and "about" not in offer.text
+    assert offer.text.endswith("This app measures the gain on yours after download.") and "  " not in offer.text
     assert "only as safetensors" in draft_offer("unsloth/Qwen3.5-4B-GGUF").text
     assert "forks" in draft_offer("unsloth/Qwen3.5-27B-GGUF").text
     assert "No DFlash draft is known" in draft_offer("TheBloke/Mistral-7B-GGUF").text
