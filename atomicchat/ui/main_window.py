@@ -24,6 +24,7 @@ from atomicchat.ui.chat.chat_view import EMPTY_HINT, ChatView
 from atomicchat.ui.chat.composer import Composer
 from atomicchat.ui.chat.markdown_render import warm_up
 from atomicchat.models.service import ModelChoice, ModelService
+from atomicchat.ui.common.elided_label import ElidedLabel
 from atomicchat.ui.common.notice_bar import NoticeBar
 from atomicchat.ui.chat.sidebar import ChatSidebar
 from atomicchat.ui.engine.host import EngineHost
@@ -79,7 +80,9 @@ class MainWindow(QMainWindow):
         self._narrow = False
         self._auto_hidden = False
 
-        self.model_label = QLabel("No model loaded")
+        # Elided, the whole text in its tooltip: in a narrow window the names of a pair ran past the
+        # device label, cut mid-word with nothing to say so.
+        self.model_label = ElidedLabel("No model loaded")
         self.model_label.setObjectName("modelStatus")
         self.load_bar = QProgressBar()
         self.load_bar.setRange(0, 100)

@@ -125,3 +125,27 @@ def test_the_stats_bar_stays_inside_its_reply_when_the_window_narrows(make_windo
         bar, body = reply.stats_bar.geometry(), reply.body.geometry()
         assert reply.stats_bar.isVisible() and reply.stats_bar.chart.isVisible() == (not plain_only)
         assert bar.top() >= body.bottom() and bar.bottom() <= reply.contentsRect().bottom(), (width, body, bar, reply.rect())
+
+
+def test_the_status_bar_shortens_the_model_names_in_a_narrow_window(make_window, qtbot, qapp, tmp_path):
+    """At 600 px the status bar cut "DFlash draft: SmolLM2-135M-Instr" mid-word, with nothing to say so
+    (the screenshot script's narrow picture): now it ends in "…" before the device label, and the
+    whole text is in its tooltip."""
+    from PySide6.QtWidgets import QLabel
+
+    t, d = _model(tmp_path)
+    w = make_window(t, d, Script(texts=["ok"]))
+    send(qtbot, w, "hi")
+    full = w.model_label.text()
+    assert "DFlash draft: " in full
+    w.resize(480, 700)
+    qtbot.waitUntil(lambda: w.width() <= 480, timeout=WAIT_MS)
+    for _ in range(5):
+        qapp.processEvents()
+    shown = QLabel.text(w.model_label)
+    assert shown.endswith("…") and shown[:-1] in full and w.model_label.toolTip() == full
+    label, device = w.model_label.geometry(), w.device_label.geometry()
+    assert label.right() < device.left() and device.right() <= w.statusBar().width()
+    w.resize(1280, 700)
+    qtbot.waitUntil(lambda: QLabel.text(w.model_label) == full, timeout=WAIT_MS)
+    assert w.model_label.toolTip() == ""
