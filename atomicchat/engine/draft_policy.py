@@ -337,6 +337,7 @@ class DraftPolicy:
     _sweep: list[int] | None = None
     _swept: int = 1  # the longest size the sweep has priced
     _fast_plain: int = 0  # plain steps left that need no decision (unfed, before the next warm-up)
+    _gap_open: bool = False  # plain steps since the draft was last fed skipped feeding it (`record`)
     _bare_seen: int = 0  # unfed plain steps so far (every `bare_every`th is priced)
     _best_k: int = 0
     _tried: dict[int, int] = field(default_factory=dict)  # draft steps recorded, by length
@@ -537,6 +538,8 @@ class DraftPolicy:
         self._pass_fast_plain(n)
         self._bare_seen += n
         self._reply_step += n
+        if n > 0:
+            self._gap_open = True
 
     def _pass_fast_plain(self, n: int = 1) -> None:
         """Count n plain steps deep in a plain run, before the next warm-up."""
@@ -651,12 +654,18 @@ class DraftPolicy:
     def calibrate(self, k: int, draft_seconds: float, verify_seconds: float) -> None:
         """A cost measured outside any reply (the engine prices sizes while the model loads, on a
         throwaway prompt): the cost tables learn it, the acceptance profile does not, since what was
-        drafted there says nothing about a conversation. k = 0: an unfed plain step."""
+        drafted there says nothing about a conversation. k = 0: a plain step, its decode priced as an
+        unfed one and `draft_seconds` as feeding the draft its row. Unpriced at load, feeding was
+        first priced by a probe's warm-up, which then raised the probe gap (16 feedings a cycle) past
+        the steps already taken, dropped the warm-up and coasted on; where the contexts are made
+        again for each reply (adaptive_bench) that came back every reply, and demo F32 prose went
+        six replies without a probe (0.85x of fixed 4)."""
         self.verify.observe(k + 1, verify_seconds)
         if k:
             self.draft.observe(k, draft_seconds)
         else:
             self.bare.observe(1, verify_seconds)
+            self.feed.observe(1, draft_seconds)
 
     def longest_useful(self, p_max: float = BEST_ACCEPTANCE) -> int:
         """The longest draft that could beat a plain step here at the best acceptance drafts reach
@@ -762,11 +771,20 @@ class DraftPolicy:
             if self._bare_due() and self._prices(self.bare, 1, steady, cold):
                 self.bare.observe(1, verify_seconds)
             self._bare_seen += 1
+            self._gap_open = True
             return
         if self._prices(self.verify, k + 1, steady, cold):
             self.verify.observe(k + 1, verify_seconds)
+        filled, self._gap_open = self._gap_open, False
         if a == 0:
-            if self._prices(self.feed, 1, True, cold):
+            # The first fed step after unfed ones also fills the draft's gap (DraftSide.fill_gap: a
+            # row per position left unfed) and is no price of feeding one step: priced so, a warm-up's
+            # first step after 44 unfed steps made feeding look 10x dearer, the 16 warm-up feedings
+            # of a probe cycle 16x that, and the probe gap jumped from ~60 to ~1,200 steps at the
+            # start of the warm-up, which it then dropped; the policy stayed plain for good (demo
+            # F32 prose, where fixed 4 ran at 1.24x of target-only: 100% plain, 0.80x of it). What
+            # filling gaps costs is in the probe cycle's measure (`cycle`).
+            if not filled and self._prices(self.feed, 1, True, cold):
                 self.feed.observe(1, draft_seconds)
             return
         if self._prices(self.draft, a, steady_draft, cold):

@@ -117,6 +117,7 @@ def test_load_time_calibration_prices_sizes_and_leaves_both_caches_empty(pair):
             if k:
                 assert policy.draft.count(k) >= 2 and policy.verify.count(k + 1) >= 2
         assert policy.bare.count(1) >= 3
+        assert policy.feed.count(1) >= 3  # feeding a plain step's row, so a probe's first warm-up keeps its gap
         assert policy.profile.version == 0 and sum(policy.profile.trials) == 0
         assert _pos_max(spec.tctx) == -1 and _pos_max(spec.ds.ctx) == -1
         assert spec._kv == [] and spec.ds.end == 0 and spec.ds.kv_len == 0

@@ -917,7 +917,9 @@ def test_a_probe_that_saw_drafts_accepted_goes_on_before_its_verdict():
     """The demo-F32 costs, a draft that fits (85-90% a position: length 5-7 pays 1.4-1.5x), 12 seeds.
     A few unlucky first steps made the point estimate say plain, and 2-step probes rarely undid it:
     the worst seed ran at 0.87-0.89x of the best fixed length. A probe that saw drafts accepted now
-    goes on while the draft could pay at its plausible acceptance."""
+    goes on while the draft could pay at its plausible acceptance. (Since a warm-up's gap-filling
+    step no longer prices feeding, plain runs probe at their budget's pace and the worst seed without
+    this rule is 0.944 / 0.915 (85% / 90%) instead of 0.881 / 0.895; with it 0.970 / 0.947.)"""
     k_max, verify, draft, _ = _demo_f32_epyc()
     costs = dict(n_tokens=3000, feed=0.34e-3, gap_row=2e-6, switch=0.5e-3, reply_len=128)
     for p in (0.85, 0.9):
@@ -930,7 +932,7 @@ def test_a_probe_that_saw_drafts_accepted_goes_on_before_its_verdict():
                 for seed in range(12)
             )
         assert worst[DraftPolicy.optimism] >= 0.92, (p, worst)
-        assert worst[DraftPolicy.optimism] >= worst[0.0] + 0.03, (p, worst)
+        assert worst[DraftPolicy.optimism] >= worst[0.0] + 0.02, (p, worst)
 
 
 def test_a_probe_goes_on_only_after_an_accepted_draft():
@@ -1160,3 +1162,82 @@ def test_without_a_cut_a_length_is_priced_at_its_full_verify():
         policy.record(k, k // 2, draft(k), verify(k + 1), asked=k)
     for k in range(1, 8):
         assert policy._verify_cost(k) == pytest.approx(policy.verify.estimate(k + 1))
+
+
+def test_the_step_that_fills_the_drafts_gap_does_not_price_feeding_one_step():
+    """A plain run's warm-up starts with a fed step that also fills the draft's gap, a row per
+    position left unfed (DraftSide.fill_gap). Priced as feeding one step, it made the 16 feedings of
+    a warm-up look ~16x dearer than they are, so the probe gap jumped from ~60 steps to the cap as the
+    warm-up began, the warm-up was dropped, and no later one came to price feeding again: on demo
+    F32 prose, where fixed 4 ran at 1.24x of target-only, an engine whose load-time pricing had the
+    sweep draft nothing stayed plain through a whole run (0.80x of fixed 4). Simulated on the EPYC's
+    demo-F32 costs with that start, 2,000 tokens where the best fixed length runs at 1.35x of plain
+    steps: 0.97x of it (1.31x of plain steps, 368 draft steps); pricing the fill, not one draft step."""
+    k_max, verify, draft, _ = _demo_f32_epyc()
+    trace = lambda: geometric(0.85, k_max, seed=4)  # noqa: E731 - a draft that pays here
+    feed, gap_row = 0.3e-3, 0.2e-3  # feeding one step; filling one position left unfed
+    n = 2000  # tokens: the probe gap's cap is 2,048 plain steps
+    fixed = max(simulate(FixedPolicy(k), verify, draft, trace(), n_tokens=n, feed=feed)[0] for k in range(1, k_max + 1))
+    plain = 1.0 / verify(1)
+    assert fixed >= 1.15 * plain
+
+    def run(fills_priced: bool) -> tuple[float, int, DraftPolicy]:
+        policy = calibrated(DraftPolicy(k_max=k_max), verify, draft)
+        policy.sweep_upside = 10.0  # the load's pricing ruled every length out: the sweep drafts nothing
+        if fills_priced:  # as before: the step that fills the gap prices feeding like any fed step
+            original = policy.record
+
+            def record(k, n, ds, vs, fed=True, asked=None):
+                policy._gap_open = False
+                original(k, n, ds, vs, fed, asked)
+
+            policy.record = record
+        rate, chosen = simulate(policy, verify, draft, trace(), n_tokens=n, feed=feed, gap_row=gap_row,
+                                built=set(range(k_max + 1)))
+        return rate, sum(1 for k in chosen if k), policy
+
+    rate, drafted, policy = run(False)
+    assert drafted >= 100 and rate >= 0.85 * fixed, (drafted, rate / fixed)
+    assert policy.feed.estimate(1) == pytest.approx(feed)
+    before, drafted_before, old = run(True)
+    assert drafted_before == 0 and before <= 1.01 * plain, (drafted_before, before / plain)
+    assert old.feed.estimate(1) > 10 * feed
+
+
+def test_feeding_is_priced_at_load_so_a_first_warm_up_is_not_dropped():
+    """Feeding the draft a plain step's row was first priced by a probe's warm-up, whose 16 feedings
+    then raised the probe gap past the steps already taken: the warm-up was dropped and the policy
+    coasted on. Where every reply starts on contexts priced anew (adaptive_bench draws a new memory
+    placement per prompt, `forget_costs`), that came back each reply: demo F32 prose went six replies
+    without a probe. The load's plain steps feed the draft their row, and now price it. Simulated on
+    the EPYC's demo-F32 costs, the sweep drafting nothing, replies of 128 tokens each repriced."""
+    k_max, verify, draft, _ = _demo_f32_epyc()
+    feed = 0.3e-3
+
+    def price(policy: DraftPolicy, feeding: float) -> None:  # what Engine._calibrate hands the policy
+        for k in policy.sweep_sizes():
+            for _ in range(3 if k else 4):
+                policy.calibrate(k, draft(k) if k else feeding, verify(k + 1))
+
+    def run(feeding: float, seed: int) -> tuple[float, int]:
+        policy = DraftPolicy(k_max=k_max)
+        price(policy, feeding)
+        assert (policy.feed.estimate(1) is not None) == (feeding > 0)
+        policy.sweep_upside = 10.0  # the load's pricing ruled every length out: the sweep drafts nothing
+        begin = policy.begin_reply
+
+        def anew() -> None:
+            policy.forget_costs()
+            price(policy, feeding)
+            begin()
+
+        policy.begin_reply = anew
+        rate, chosen = simulate(policy, verify, draft, geometric(0.85, k_max, seed=seed), n_tokens=1536, feed=feed,
+                                gap_row=0.2e-3, built=set(range(k_max + 1)), reply_len=128)
+        return rate * verify(1), next(i for i, k in enumerate(chosen) if k)
+
+    for seed in range(3):
+        now, first = run(feed, seed)
+        before, first_before = run(0.0, seed)  # feeding unpriced at load
+        assert first < 200 < 500 < first_before, (seed, first, first_before)
+        assert now >= 1.25 and now >= before + 0.05, (seed, now, before)
