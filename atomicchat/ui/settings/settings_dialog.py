@@ -147,7 +147,8 @@ class SettingsDialog(QDialog):
         self.use_draft = QCheckBox("Use the DFlash draft")
         self.use_draft.setChecked(settings.use_draft)
         form.addRow("DFlash", self.use_draft)
-        form.addRow("", _hint("Faster replies; at temperature 0 the text is exactly what the model alone would write."))
+        form.addRow("", _hint("Faster replies where the draft fits (the draft length below says how it adapts). "
+                              "At temperature 0 the text is exactly what the model alone would write."))
         self.draft_max = QSpinBox()
         self.draft_max.setRange(0, 64)
         block = getattr(info, "block_size", 0) if info is not None else 0
