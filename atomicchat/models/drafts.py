@@ -39,6 +39,10 @@ class KnownDraft:
     block_size: int
     facts_from: str
     gguf: tuple[DraftFile, ...]
+    # A speedup others reported (from `facts_from`), never measured on this app's machines, so it is said
+    # as reported, with where: a card that said "about 2-3× faster" as a fact was read as this app's
+    # promise on a CPU, where the policy often drafts nothing.
+    reported_gain: str = ""
 
     @property
     def loadable(self) -> tuple[DraftFile, ...]:
@@ -57,6 +61,7 @@ def known_drafts() -> tuple[KnownDraft, ...]:
                 block_size=int(d["block_size"]), facts_from=d["facts_from"],
                 gguf=tuple(DraftFile(g["repo"], g.get("file"), g.get("quant"), g.get("size"), g.get("sha256"),
                                      g["arch"], g.get("loads_here")) for g in d["gguf"]),
+                reported_gain=d.get("reported_gain", ""),
             )
             for d in data["drafts"]
         )
@@ -80,12 +85,6 @@ def known_draft(name: str) -> KnownDraft | None:
     return best
 
 
-# Speedups others reported, by target: never measured on this app's machines, so they are said as
-# reported, with where (Qwen3.5-9B Q8_0 with its z-lab draft: ../shared/docs/models.md). A card that said
-# "about 2-3× faster" as a fact was read as this app's promise on a CPU, where the policy often drafts nothing.
-REPORTED_GAIN = {"Qwen3.5-9B": "Reported for Qwen3.5-9B on a GPU (AMD RX 9070 XT): 2.1-2.7× at draft lengths 3-15."}
-
-
 @dataclass(frozen=True)
 class DraftOffer:
     draft: KnownDraft | None
@@ -102,7 +101,7 @@ def draft_offer(target_name: str) -> DraftOffer:
         f = files[0]
         size = f" ({f.size / 1e9:.2f} GB)" if f.size else ""
         said = [f"With DFlash draft {f.repo}/{f.file}{size}: identical text, faster where the draft fits.",
-                REPORTED_GAIN.get(d.target, ""), "This app measures the gain on yours after download."]
+                d.reported_gain, "This app measures the gain on yours after download."]
         return DraftOffer(d, f, " ".join(x for x in said if x))
     if d.gguf:
         forks = sorted({g.arch for g in d.gguf if g.loads_here is False})
