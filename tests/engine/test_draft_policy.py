@@ -439,11 +439,12 @@ def test_recorded_demo_trace_within_3_percent_of_the_best_fixed_length(name):
     assert rate >= 0.97 * best, (rate, best)
 
 
-def calibrated(policy: DraftPolicy, verify, draft) -> DraftPolicy:
-    """What Engine._calibrate does at load: every sweep size priced, three calls each (four plain)."""
+def calibrated(policy: DraftPolicy, verify, draft, feed: float = 0.0) -> DraftPolicy:
+    """What Engine._calibrate does at load: every sweep size priced, three calls each (four plain,
+    each feeding the draft its row for `feed` seconds; 0: feeding left unpriced)."""
     for k in policy.sweep_sizes():
         for _ in range(3 if k else 4):
-            policy.calibrate(k, draft(k) if k else 0.0, verify(k + 1))
+            policy.calibrate(k, draft(k) if k else feed, verify(k + 1))
     return policy
 
 
@@ -1214,21 +1215,15 @@ def test_feeding_is_priced_at_load_so_a_first_warm_up_is_not_dropped():
     k_max, verify, draft, _ = _demo_f32_epyc()
     feed = 0.3e-3
 
-    def price(policy: DraftPolicy, feeding: float) -> None:  # what Engine._calibrate hands the policy
-        for k in policy.sweep_sizes():
-            for _ in range(3 if k else 4):
-                policy.calibrate(k, draft(k) if k else feeding, verify(k + 1))
-
     def run(feeding: float, seed: int) -> tuple[float, int]:
-        policy = DraftPolicy(k_max=k_max)
-        price(policy, feeding)
+        policy = calibrated(DraftPolicy(k_max=k_max), verify, draft, feeding)
         assert (policy.feed.estimate(1) is not None) == (feeding > 0)
         policy.sweep_upside = 10.0  # the load's pricing ruled every length out: the sweep drafts nothing
         begin = policy.begin_reply
 
         def anew() -> None:
             policy.forget_costs()
-            price(policy, feeding)
+            calibrated(policy, verify, draft, feeding)
             begin()
 
         policy.begin_reply = anew
