@@ -1108,14 +1108,18 @@ def test_a_draft_never_accepted_is_probed_ever_more_rarely():
     assert share[2.0] < share[1.0] / 3 and share[2.0] < 0.008, share  # measured 3.1% -> 0.63%
 
 
+# demo-F32-like costs (ms by size) for the confidence-cut tests
+_CUT_VERIFY_MS = {1: 1.5, 2: 2.46, 3: 2.89, 5: 4.1, 8: 6.0}
+_CUT_DRAFT_MS = {1: 0.9, 2: 1.25, 4: 1.81, 7: 2.72}
+
+
 def test_a_confidence_cut_step_is_priced_at_the_rows_it_verifies():
     """A step asked to draft k whose confidence cut lets c <= k through verifies c + 1 rows. Priced at
     k + 1 rows, drafting looked dearer the longer it was asked: on demo F32-like costs where the cut
     passes each next position 80% of the time (and what passes is accepted), lengths 4-5 run at
     1.06x of a plain step, but full-size pricing chose plain steps; priced at the rows the cut lets
     through on average, the policy picks the length that runs fastest."""
-    verify = _cost_table({1: 1.5, 2: 2.46, 3: 2.89, 5: 4.1, 8: 6.0})
-    draft = _cost_table({1: 0.9, 2: 1.25, 4: 1.81, 7: 2.72})
+    verify, draft = _cost_table(_CUT_VERIFY_MS), _cost_table(_CUT_DRAFT_MS)
     q, step = 0.8, 0.1e-3
 
     def cut(rng: random.Random, k: int) -> int:
@@ -1155,8 +1159,7 @@ def test_a_confidence_cut_step_is_priced_at_the_rows_it_verifies():
 
 
 def test_without_a_cut_a_length_is_priced_at_its_full_verify():
-    verify = _cost_table({1: 1.5, 2: 2.46, 3: 2.89, 5: 4.1, 8: 6.0})
-    draft = _cost_table({1: 0.9, 2: 1.25, 4: 1.81, 7: 2.72})
+    verify, draft = _cost_table(_CUT_VERIFY_MS), _cost_table(_CUT_DRAFT_MS)
     policy = calibrated(DraftPolicy(k_max=7), verify, draft)
     policy.settle = 0
     for k in range(1, 8):
@@ -1173,7 +1176,7 @@ def test_the_step_that_fills_the_drafts_gap_does_not_price_feeding_one_step():
     F32 prose, where fixed 4 ran at 1.24x of target-only, an engine whose load-time pricing had the
     sweep draft nothing stayed plain through a whole run (0.80x of fixed 4). Simulated on the EPYC's
     demo-F32 costs with that start, 2,000 tokens where the best fixed length runs at 1.35x of plain
-    steps: 0.97x of it (1.31x of plain steps, 368 draft steps); pricing the fill, not one draft step."""
+    steps: 0.97x of it (1.31x of plain steps, 368 draft steps); with the fill priced, not one draft step."""
     k_max, verify, draft, _ = _demo_f32_epyc()
     trace = lambda: geometric(0.85, k_max, seed=4)  # noqa: E731 - a draft that pays here
     feed, gap_row = 0.3e-3, 0.2e-3  # feeding one step; filling one position left unfed
