@@ -11,6 +11,9 @@ neighbour (or a predecessor that emptied the caches) hurts all of them alike:
   adaptive         DFlash with the engine's policy (atomicchat/engine/draft_policy.py), learning as it
                    runs: its cost table and acceptance profile persist across the case's prompts, as
                    they do in the app for a loaded model
+  adaptive REV     with --policy-from REV: the policy as git revision REV (or a draft_policy.py file)
+                   had it, on the same engine, priced on the same contexts: a policy change beside the
+                   policy it replaces in one run (a hybrid target's snapshots are not resized for it)
   server k         llama-server (same vendored llama.cpp, `--spec-draft-n-max k`), with --server and the
                    k llama.cpp's own default uses (the draft's block size - 1), and the best fixed k seen;
                    its requests run after all of the case's engine replies (--servers interleaved: among them)
@@ -48,8 +51,11 @@ import argparse
 import json
 import os
 import random
+import re
+import subprocess
 import sys
 import time
+import types
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -128,6 +134,31 @@ class Tally:
 DRAFT_IDLE = "draft idle"  # the draft's engine on plain steps: not a choice the best is taken from
 
 
+def policy_class_at(where: str) -> type:
+    """DraftPolicy as git revision `where` of this repository had it, or as the file `where` defines it
+    (`--policy-from`). On the shared 2-core machines two runs of one configuration part by up to
+    5-10%, which hides a policy change of a few percent; side by side, paired by reply, it shows."""
+    path = Path(where)
+    if path.suffix == ".py" and path.is_file():
+        src, origin = path.read_text(), str(path)
+    else:
+        origin = f"{where}:atomicchat/engine/draft_policy.py"
+        got = subprocess.run(["git", "-C", str(ROOT), "show", origin], capture_output=True, text=True)
+        if got.returncode:
+            raise SystemExit(f"adaptive_bench: --policy-from {where}: git could not show {origin} "
+                             f"({got.stderr.strip() or 'no message'})")
+        src = got.stdout
+    name = "_draft_policy_from_" + re.sub(r"\W", "_", where)
+    mod = types.ModuleType(name)
+    mod.__file__ = origin
+    sys.modules[name] = mod  # dataclasses resolve the module's annotations through sys.modules
+    exec(compile(src, origin, "exec"), mod.__dict__)
+    cls = getattr(mod, "DraftPolicy", None)
+    if not isinstance(cls, type):
+        raise SystemExit(f"adaptive_bench: --policy-from {where}: {origin} defines no DraftPolicy class")
+    return cls
+
+
 def cases(names: list[str], cache: Path) -> list[Case]:
     from atomicchat.demo import demo_draft_path, demo_target_path
 
@@ -196,6 +227,11 @@ def bench_case(case: Case, a: argparse.Namespace, server_bin: Path | None) -> di
         ks = sorted({k for k in (a.fixed or (1, 2, 3, 4, 5, 6, 7, 10, kmax)) if 1 <= k <= kmax})
         configs: list[tuple[str, bool, int | None]] = [("target-only", False, None)]
         configs += [(f"fixed {k}", True, k) for k in ks] + [("adaptive", True, None)]
+        other = None  # --policy-from: that policy, priced on the adaptive engine's contexts
+        if a.policy_from:
+            other = a.policy_class(adapt.draft_max)
+            adapt.price_policy(other)
+            configs.append((other_name(a.policy_from), True, None))
         if a.draft_idle:
             configs.append((DRAFT_IDLE, False, None))
         tallies = {name: Tally() for name, _, _ in configs}
@@ -225,6 +261,13 @@ def bench_case(case: Case, a: argparse.Namespace, server_bin: Path | None) -> di
                 t.outputs.append(res["tokens"])
                 return
             ud, dm = spec_of[name]
+            if other is not None and name == other_name(a.policy_from):
+                own, adapt.policy = adapt.policy, other
+                try:
+                    tallies[name].add(run_once(adapt, prompt, a.max_tokens, True, None))
+                finally:
+                    adapt.policy = own
+                return
             eng = adapt if name == "adaptive" else spec if ud or name == DRAFT_IDLE else base
             tallies[name].add(run_once(eng, prompt, a.max_tokens, ud, dm))
 
@@ -245,6 +288,8 @@ def bench_case(case: Case, a: argparse.Namespace, server_bin: Path | None) -> di
                     if remake and (rep or pi) and (a.remake == "prompt" or (a.remake == "repeat" and not pi)):
                         for eng in engines:  # a new memory placement, priced as at load (Engine.remake_contexts)
                             eng.remake_contexts(reprice=True)
+                        if other is not None:
+                            adapt.price_policy(other)
                     for name in shuffled(names, rep, pi):
                         reply(name, prompt)
 
@@ -289,6 +334,8 @@ def bench_case(case: Case, a: argparse.Namespace, server_bin: Path | None) -> di
             "policy_verify_ms": state.get("verify_ms", {}),
             "policy_draft_ms": state.get("draft_ms", {}),
             "policy_p": state.get("p", []),
+            "policy_from": a.policy_from,
+            "policy_from_state": policy_state(other) if other is not None else {},
             "server_differs": {n: w for n, w in differs.items() if n in servers},
             "engine_differs": engine_differs,
             "runs_identical": {n: sum(x == y for x, y in zip(t.outputs, ref)) for n, t in tallies.items()},
@@ -392,6 +439,11 @@ def first_difference(outputs: list[list[int]], ref: list[list[int]]) -> str | No
     return None if len(outputs) == len(ref) else f"run {min(len(outputs), len(ref))} (missing)"
 
 
+def other_name(where: str) -> str:
+    """The configuration name of `--policy-from where`."""
+    return f"adaptive {Path(where).name if where.endswith('.py') else where}"
+
+
 def table(results: list[dict[str, Any]], load: tuple[float, float, float]) -> str:
     lines = [f"load average at start {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; tok/s (ratio to target-only)"]
     hdr = (f"{'case':<22} {'target-only':>11} {'best fixed':>17} {'adaptive':>15} {'mean k':>6} {'plain%':>6} "
@@ -418,6 +470,14 @@ def table(results: list[dict[str, Any]], load: tuple[float, float, float]) -> st
             f"{ad['tps']:>7.1f} ({ad['tps'] / base:.2f}x) {mean_k:>6.2f} {plain:>5.0f}% {ad['tps'] / best:>7.3f} "
             f"{ci_text:>13} {', '.join(srv) or '-':>22}"
         )
+    for r in results:
+        if not (src := r.get("policy_from")):
+            continue
+        c, name = r["configs"], other_name(src)
+        ci = interval(c["adaptive"].get("runs", []), c[name].get("runs", []), block=r.get("block", 1))
+        ratio = c["adaptive"]["tps"] / c[name]["tps"] if c[name]["tps"] else 0.0
+        lines.append(f"{r['case']}: adaptive / {name} {ratio:.3f}"
+                     + (f" (90% interval {ci[0]:.3f}-{ci[1]:.3f})" if ci else ""))
     lines.append("")
     lines.append("every configuration, tok/s:")
     for r in results:
@@ -472,7 +532,11 @@ def main(argv: list[str] | None = None) -> int:
                          "in among them")
     ap.add_argument("--draft-idle", action="store_true",
                     help="also the draft's engine with DFlash off: what a loaded draft costs a plain step")
+    ap.add_argument("--policy-from", default=None, metavar="REV",
+                    help="also the adaptive policy as git revision REV had it (or a draft_policy.py file), on "
+                         "the same engine, priced on the same contexts: a policy change beside the one it replaces")
     a = ap.parse_args(argv)
+    a.policy_class = policy_class_at(a.policy_from) if a.policy_from else None
     names = [n.strip() for n in a.cases.split(",") if n.strip() and n.strip() != "none"]
     unknown = [n for n in names if n not in ALL_CASES]
     if unknown or not (names or a.pair):

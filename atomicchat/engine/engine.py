@@ -291,11 +291,23 @@ class Engine:
         self._reset_cache()
         if self.policy is not None and self.ds is not None and not self.config.draft_max:
             if reprice:
-                self.policy.forget_costs()
-                self._calibrate(CALIBRATION_BUDGET_S)
+                self.price_policy(self.policy)
             else:
                 self.policy.forget_plain()
                 self._calibrate(CALIBRATION_BUDGET_S / 4, sizes=[0])
+
+    def price_policy(self, policy: DraftPolicy) -> None:
+        """Forget what `policy` was told sizes cost and price them again on the contexts as they are,
+        as a load prices the engine's own policy. A benchmark that puts two policies side by side on
+        one engine (benchmarks/adaptive_bench.py --policy-from) prices each on the same placement."""
+        if self.ds is None:
+            raise EngineError("This engine has no draft: there is nothing to price.")
+        own, self.policy = self.policy, policy
+        try:
+            policy.forget_costs()
+            self._calibrate(CALIBRATION_BUDGET_S)
+        finally:
+            self.policy = own
 
     def _calibrate(self, budget_s: float, sizes: list[int] | None = None) -> None:
         """Price a plain step and the policy's sweep sizes on a throwaway prompt while the model

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+import sys
 
 import pytest
 
@@ -261,3 +263,47 @@ def test_llama_server_runs_in_a_block_after_the_engines_unless_interleaved(tmp_p
     assert ab.main(args + ["--servers", "interleaved"]) == 0
     first_server = next(i for i, c in enumerate(calls) if c != "engine")
     assert first_server < engine_calls and len(calls) == engine_calls + len(server_calls)
+
+
+def test_policy_from_runs_another_policy_beside_the_engines_own(tmp_path, monkeypatch, capsys):
+    """--policy-from: the policy of a revision (here a file that drafts length 1 every step) runs as a
+    configuration of its own on the adaptive engine, priced again after every new placement, its
+    tokens checked against target-only like every engine's; the table puts the two side by side."""
+    from atomicchat.engine import Engine
+
+    src = (ab.ROOT / "atomicchat" / "engine" / "draft_policy.py").read_text()
+    other = tmp_path / "draft_policy.py"
+    other.write_text(src + "\n\nCHOSEN = []\n\n\nclass DraftPolicy(DraftPolicy):\n"
+                           "    def choose(self, limit: int) -> int:\n"
+                           "        CHOSEN.append(limit)\n        return min(1, limit)\n")
+    priced = []
+    real = Engine.price_policy
+    monkeypatch.setattr(Engine, "price_policy", lambda self, pol: (priced.append(type(pol).__module__), real(self, pol))[1])
+    out = tmp_path / "r.json"
+    assert ab.main(["--cases", "tiny-llama", "--cache", str(tmp_path), "--prompts", "2", "--max-tokens", "12",
+                    "--fixed", "1", "--repeats", "2", "--policy-from", str(other), "--json", str(out)]) == 0
+    mine = [m for m in priced if m.startswith("_draft_policy_from_")]
+    assert len(mine) == 1 + 3  # at load, then after each of the 3 new placements
+    r = json.loads(out.read_text())["results"][0]
+    got = r["configs"]["adaptive draft_policy.py"]
+    assert r["policy_from"] == str(other) and len(got["runs"]) == 4
+    # its choices, not ours: it was asked every step but each reply's last, which has no room to draft
+    # (the confidence cut then drops the random pair's drafts, so its steps count as plain)
+    chosen = sys.modules["_draft_policy_from_" + re.sub(r"\W", "_", str(other))].CHOSEN
+    assert len(chosen) == got["steps"] - len(got["runs"]) > 0
+    assert r["policy_from_state"]["verify_ms"] and r["policy_from_state"] != r.get("policy_state")
+    assert r["runs_identical"]["adaptive draft_policy.py"] == 4  # the target's own tokens
+    text = capsys.readouterr().out
+    assert "tiny-llama: adaptive / adaptive draft_policy.py " in text and "90% interval" in text
+    # the best is still taken from target-only and the fixed lengths alone
+    table_part = text.split("every configuration")[0]
+    assert "adaptive draft_policy.py" not in table_part.split("tiny-llama: adaptive /")[0]
+
+
+def test_policy_from_a_revision_git_cannot_show_stops_with_a_sentence(tmp_path):
+    with pytest.raises(SystemExit, match="git could not show no-such-revision:atomicchat/engine/draft_policy.py"):
+        ab.main(["--cases", "tiny-llama", "--cache", str(tmp_path), "--policy-from", "no-such-revision"])
+    empty = tmp_path / "empty.py"
+    empty.write_text("x = 1\n")
+    with pytest.raises(SystemExit, match="defines no DraftPolicy class"):
+        ab.main(["--cases", "tiny-llama", "--cache", str(tmp_path), "--policy-from", str(empty)])

@@ -400,3 +400,38 @@ def test_coasted_steps_the_reply_did_not_take_go_back_to_the_policy(llama_pair, 
         assert isinstance(fin, Finished) and fin.reason == "cancelled" and fin.tokens == ref[: len(fin.tokens)]
         assert pol2.asked == 0 and pol2.granted - pol2.returned == fin.stats.n_steps - 1
         assert spec._coast_left == 0
+
+
+def test_a_second_policy_is_priced_on_the_same_contexts_and_runs_in_place_of_the_first(pair):
+    """`price_policy` (benchmarks/adaptive_bench.py --policy-from puts two policies side by side on one
+    engine): the other policy learns every size's price on the engine's contexts, the engine's own
+    keeps its tables, and with the other swapped in the replies are still the target's own."""
+    from atomicchat.engine.draft_policy import DraftPolicy
+    from atomicchat.engine.errors import EngineError
+
+    prompt = [3, 1, 4, 1, 5, 9, 2, 6]
+    with engine(pair.target) as base:
+        ref, _, _ = run(base, prompt, max_tokens=32)
+        with pytest.raises(EngineError, match="no draft"):
+            base.price_policy(DraftPolicy(4))
+    with engine(pair.target, pair.draft) as spec:
+        class DraftsTwo(DraftPolicy):  # a policy whose choices show in the stats
+            def choose(self, limit: int) -> int:
+                return min(2, limit)
+
+        own = spec.policy
+        own_draft = own.draft
+        other = DraftsTwo(spec.draft_max)
+        spec.price_policy(other)
+        assert spec.policy is own and own.draft is own_draft  # the engine's own is left as it was
+        assert set(other.draft.values) == {k for k in other.sweep_sizes() if k} and other.rate(0) is not None
+        assert sum(other.profile.trials) == 0  # costs only: acceptance comes from replies
+        spec.policy = other
+        try:
+            got, fin, _ = run(spec, prompt, max_tokens=32)
+        finally:
+            spec.policy = own
+        assert got == ref[:32]
+        # its choices: length 2 (1 where the reply's end caps it), every draft step recorded
+        assert fin.stats.n_draft_steps > 0 and sum(other._tried.values()) == fin.stats.n_draft_steps
+        assert set(other._tried) <= {1, 2} and other._tried[2] >= fin.stats.n_draft_steps - 2
