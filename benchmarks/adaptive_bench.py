@@ -227,11 +227,11 @@ def bench_case(case: Case, a: argparse.Namespace, server_bin: Path | None) -> di
         ks = sorted({k for k in (a.fixed or (1, 2, 3, 4, 5, 6, 7, 10, kmax)) if 1 <= k <= kmax})
         configs: list[tuple[str, bool, int | None]] = [("target-only", False, None)]
         configs += [(f"fixed {k}", True, k) for k in ks] + [("adaptive", True, None)]
-        other = None  # --policy-from: that policy, priced on the adaptive engine's contexts
+        other, other_cfg = None, None  # --policy-from: that policy, priced on the adaptive engine's contexts
         if a.policy_from:
-            other = a.policy_class(adapt.draft_max)
+            other, other_cfg = a.policy_class(adapt.draft_max), other_name(a.policy_from)
             adapt.price_policy(other)
-            configs.append((other_name(a.policy_from), True, None))
+            configs.append((other_cfg, True, None))
         if a.draft_idle:
             configs.append((DRAFT_IDLE, False, None))
         tallies = {name: Tally() for name, _, _ in configs}
@@ -261,12 +261,9 @@ def bench_case(case: Case, a: argparse.Namespace, server_bin: Path | None) -> di
                 t.outputs.append(res["tokens"])
                 return
             ud, dm = spec_of[name]
-            if other is not None and name == other_name(a.policy_from):
-                own, adapt.policy = adapt.policy, other
-                try:
+            if other is not None and name == other_cfg:
+                with adapt.policy_swapped(other):
                     tallies[name].add(run_once(adapt, prompt, a.max_tokens, True, None))
-                finally:
-                    adapt.policy = own
                 return
             eng = adapt if name == "adaptive" else spec if ud or name == DRAFT_IDLE else base
             tallies[name].add(run_once(eng, prompt, a.max_tokens, ud, dm))

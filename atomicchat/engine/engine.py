@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -302,10 +303,17 @@ class Engine:
         one engine (benchmarks/adaptive_bench.py --policy-from) prices each on the same placement."""
         if self.ds is None:
             raise EngineError("This engine has no draft: there is nothing to price.")
-        own, self.policy = self.policy, policy
-        try:
+        with self.policy_swapped(policy):
             policy.forget_costs()
             self._calibrate(CALIBRATION_BUDGET_S)
+
+    @contextmanager
+    def policy_swapped(self, policy: DraftPolicy) -> Iterator[None]:
+        """`policy` in place of the engine's own adaptive policy until the block ends (its pricing
+        and the replies generated in it), the engine's own back afterwards whatever happened."""
+        own, self.policy = self.policy, policy
+        try:
+            yield
         finally:
             self.policy = own
 

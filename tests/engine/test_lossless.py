@@ -426,12 +426,10 @@ def test_a_second_policy_is_priced_on_the_same_contexts_and_runs_in_place_of_the
         assert spec.policy is own and own.draft is own_draft  # the engine's own is left as it was
         assert set(other.draft.values) == {k for k in other.sweep_sizes() if k} and other.rate(0) is not None
         assert sum(other.profile.trials) == 0  # costs only: acceptance comes from replies
-        spec.policy = other
-        try:
+        with spec.policy_swapped(other):
+            assert spec.policy is other
             got, fin, _ = run(spec, prompt, max_tokens=32)
-        finally:
-            spec.policy = own
-        assert got == ref[:32]
+        assert spec.policy is own and got == ref[:32]
         # its choices: length 2 (1 where the reply's end caps it), every draft step recorded
         assert fin.stats.n_draft_steps > 0 and sum(other._tried.values()) == fin.stats.n_draft_steps
         assert set(other._tried) <= {1, 2} and other._tried[2] >= fin.stats.n_draft_steps - 2
