@@ -303,8 +303,12 @@ class DraftPolicy:
     feed: CostTable = field(default_factory=CostTable)  # feeding the draft one plain step's features
     # a whole probe cycle's time over what its tokens cost at plain steps (size 1)
     cycle: CostTable = field(default_factory=lambda: CostTable(drop_first=False))
-    # seconds a step costs outside its timed draft and verify, whatever its size (size 1)
+    # seconds a step costs outside its timed draft and verify (size 1): after a draft step in `step`,
+    # after a plain step in `plain_step`. A plain step hands on one token and, in a plain run, asks
+    # the policy nothing: on demo F32 (2-core Xeon, 2026-12-07) 0.07-0.11 ms against 0.16-0.18 ms
+    # after a draft step, and a plain step priced with a draft step's looked ~4% dearer than it ran.
     step: CostTable = field(default_factory=lambda: CostTable(keep=15, drop_first=False))
+    plain_step: CostTable = field(default_factory=lambda: CostTable(keep=15, drop_first=False))
     profile: AcceptanceProfile = field(init=False)
     # The same counts without shifts (`AcceptanceProfile.shift_alpha`): what the draft accepted over
     # its last ~100 draft steps, whatever the content did since. The profile decides drafting runs
@@ -372,7 +376,7 @@ class DraftPolicy:
                 # took 25.5, and drafting length 1 at 0.84-0.95x of target-only looked better.
                 b = self.bare.estimate(1)
                 v = b if v is None else min(v, b)
-            return 1.0 / (v + self._step_cost()) if v else None
+            return 1.0 / (v + self._plain_step_cost()) if v else None
         return self._draft_rate(k, self.profile.expected_tokens(k, p))
 
     def _draft_rate(self, k: int, tokens: float) -> float | None:
@@ -394,8 +398,15 @@ class DraftPolicy:
         return self._draft_rate(k, best_case_tokens(k, p_max))
 
     def _step_cost(self) -> float:
-        """What a step costs besides its draft and verify (0 until measured)."""
+        """What a draft step costs besides its draft and verify (0 until measured)."""
         return self.step.values.get(1, 0.0)
+
+    def _plain_step_cost(self) -> float:
+        """What a plain step costs besides its decode: as measured after plain steps once a few were
+        (`plain_step`), else a draft step's (dearer: it never makes plain look cheaper than it is)."""
+        if self.plain_step.count(1) >= 3:
+            return min(self.plain_step.values[1], self._step_cost() or self.plain_step.values[1])
+        return self._step_cost()
 
     def best(self, limit: int) -> int:
         """The k in 0..limit with the highest expected rate (ties: the shorter draft). Cached until
@@ -667,6 +678,12 @@ class DraftPolicy:
             self.bare.observe(1, verify_seconds)
             self.feed.observe(1, draft_seconds)
 
+    def calibrate_bare(self, seconds: float) -> None:
+        """An unfed plain step timed at load after the fed sizes (`Engine._calibrate`): what a step
+        of a plain run costs, which the fed steps before it overprice (feeding the draft takes the
+        target's weights out of the caches)."""
+        self.bare.observe(1, seconds)
+
     def longest_useful(self, p_max: float = BEST_ACCEPTANCE) -> int:
         """The longest draft that could beat a plain step here at the best acceptance drafts reach
         (`p_max` per position, ~tau 8 for a block of 16), by the costs priced so far: past the last
@@ -735,8 +752,9 @@ class DraftPolicy:
         it made a plain step look ~3% cheaper than it is on the demo pair (30 us of 0.9 ms) next to a
         draft step, which pays it once for ~3 tokens: near a tie the policy stayed plain (demo F16
         code on a Xeon: 89% plain steps where length 3 ran at 1.14x of target-only)."""
-        if self._prices(self.step, 1, True, self._reply_step < self.settle):
-            self.step.observe(1, seconds)
+        table = self.plain_step if self._last_k == 0 else self.step  # what the step before handed on
+        if self._prices(table, 1, True, self._reply_step < self.settle):
+            table.observe(1, seconds)
 
     def record(
         self, k: int, n_accepted: int, draft_seconds: float, verify_seconds: float, fed: bool = True,

@@ -39,6 +39,9 @@ _MIN_CTX = 16
 # Load-time pricing of draft lengths (Engine._calibrate): at most this long; what it leaves unpriced,
 # replies learn as they run.
 CALIBRATION_BUDGET_S = 2.0
+# Unfed plain steps priced at the end of it: the bare table drops the first (the switch back from
+# fed steps) and keeps the last five.
+BARE_CALIBRATION_STEPS = 6
 # The most conversation state a snapshot resize copies to keep the caches, for a moment, in host
 # memory. The 9B pair keeps ~56 KiB a token (the target's attention KV ~32 in F16, the draft's ~24)
 # beside ~53 MB of recurrent state: 512 MiB is ~8.5k tokens. Past it the next prompt is read again.
@@ -347,6 +350,21 @@ class Engine:
                     self._inject(k + 1, pos)
                     policy.calibrate(k, (t1 - t0) + (clock() - t2), t2 - t1)
                     pos += k + 1
+            # Unfed plain steps last (they leave the draft's context behind): what a plain run
+            # costs. Priced by the fed steps above alone, a plain step looked 20-26% dearer than
+            # target-only ran (demo F32 on a 2-core Xeon, 2026-12-07: 2.09-2.14 ms against 1.70),
+            # since feeding the draft takes the target's weights out of the caches; drafting then
+            # looked to pay where every length lost to target-only (adaptive 0.91-0.94x of it).
+            bare = getattr(policy, "calibrate_bare", None)  # a policy from before it (benchmarks)
+            for _ in range(BARE_CALIBRATION_STEPS if bare is not None and 0 in (sizes or [0]) else 0):
+                if clock() > t_stop or pos + 2 >= self.n_ctx:
+                    return
+                t1 = clock()
+                self._decode_target([tok], pos, "all")  # as _plain_step
+                if host:
+                    tok = int(self.tctx.logits(1, self.n_vocab).argmax(axis=1)[-1])
+                bare(clock() - t1)
+                pos += 1
         finally:
             self._reset_cache()
 

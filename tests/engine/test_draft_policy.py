@@ -469,6 +469,41 @@ def test_a_stale_bare_price_from_the_load_does_not_make_plain_steps_look_dear():
     assert policy.best(7) == 0  # 1.33 tokens in 37 ms against 1 in 25.5
 
 
+def test_a_plain_run_priced_by_unfed_steps_keeps_a_near_tie_plain():
+    """Demo F32 on a 2-core Xeon (2026-12-07): the load priced a plain step by fed steps at 2.09-2.14
+    ms, where an unfed one took 1.70 and target-only ran 0.545-0.565 tokens/ms; length 4 drafted at
+    0.538. Plain looked 0.444 tokens/ms, so the policy drafted 97% of its steps at 0.91-0.94x of
+    target-only. Priced by the unfed steps the load now times after the fed ones (`calibrate_bare`),
+    plain wins the same near tie; and a plain step's own loop cost (after a plain step: one token
+    handed on, nothing asked) replaces a draft step's once three were seen, never dearer than it."""
+    verify = lambda n: 1.70e-3 + 0.75e-3 * (n - 1)  # noqa: E731 - unfed decode; compute-bound verify
+    draft = lambda k: 1.5e-3 + 0.2e-3 * k  # noqa: E731
+    fed = lambda n: 2.1e-3 if n == 1 else verify(n)  # noqa: E731 - a fed plain step, as the load timed it
+    chosen = {}
+    for unfed in (False, True):
+        policy = calibrated(DraftPolicy(k_max=7), fed, draft)
+        if unfed:
+            for _ in range(6):
+                policy.calibrate_bare(verify(1))
+        policy._sweep, policy.settle = [], 0  # past the load's sweep
+        for m in itertools.islice(geometric(0.85, 7, seed=5), 80):  # length 4 at ~85% a position
+            policy.overhead(0.17e-3)
+            policy.record(4, min(4, m), draft(4), verify(5))
+        chosen[unfed] = policy.best(7)
+        if unfed:
+            assert policy.rate(0) == pytest.approx(1 / (verify(1) + 0.17e-3))
+            assert policy.rate(4) < policy.rate(0) < 1 / (1.70e-3)
+            for _ in range(3):  # plain steps: their loop costs apart
+                policy.record(0, 0, 0.2e-3, verify(1))
+                policy.overhead(0.08e-3)
+            assert policy.plain_step.count(1) == 3 and policy.step.estimate(1) == pytest.approx(0.17e-3)
+            assert policy.rate(0) == pytest.approx(1 / (verify(1) + 0.08e-3))
+            for _ in range(4):
+                policy.plain_step.observe(1, 0.5e-3)  # a plain step's loop dearer than a draft step's: not taken
+            assert policy.rate(0) == pytest.approx(1 / (verify(1) + 0.17e-3))
+    assert chosen == {False: 4, True: 0}, chosen
+
+
 def test_calibration_learns_costs_but_not_acceptance():
     verify, draft = cpu_costs(per_token=5e-3, fixed=0.5e-3)
     policy = calibrated(DraftPolicy(k_max=7), verify, draft)
@@ -507,13 +542,13 @@ def test_a_replys_cold_first_steps_do_not_move_a_known_price():
     policy.record(0, 0, 0.0, 5 * verify(1), fed=False)
     policy.record(0, 0, 0.0, 5 * verify(1), fed=False)
     assert policy.bare.estimate(1) == known[2]  # plain steps too
-    policy.overhead(1.0)
-    assert policy.step.count(1) == 1  # nothing measured yet: taken
+    policy.overhead(1.0)  # after a plain step: a plain step's loop cost
+    assert policy.plain_step.count(1) == 1 and policy.step.count(1) == 0  # nothing measured yet: taken
     for _ in range(DraftPolicy.settle):
         policy.overhead(1.0)
     policy.begin_reply()
     policy.overhead(9.0)
-    assert policy.step.estimate(1) == pytest.approx(1.0)
+    assert policy.plain_step.estimate(1) == pytest.approx(1.0)
 
 
 def test_a_length_first_priced_by_its_graph_build_is_still_chosen():

@@ -345,8 +345,8 @@ def test_the_policy_is_told_what_each_step_costs_outside_its_decodes(llama_pair)
                 got += ev.tokens
                 time.sleep(0.003)
         assert got == ref
-        assert pol.step.count(1) >= 5
-        assert 0.003 <= pol.step.estimate(1) < 1.0
+        assert pol.plain_step.count(1) >= 5  # after plain steps: a plain step's loop cost
+        assert 0.003 <= pol.plain_step.estimate(1) < 1.0
 
 
 class _Grants(_Schedule):
@@ -433,3 +433,31 @@ def test_a_second_policy_is_priced_on_the_same_contexts_and_runs_in_place_of_the
         # its choices: length 2 (1 where the reply's end caps it), every draft step recorded
         assert fin.stats.n_draft_steps > 0 and sum(other._tried.values()) == fin.stats.n_draft_steps
         assert set(other._tried) <= {1, 2} and other._tried[2] >= fin.stats.n_draft_steps - 2
+
+
+def test_a_plain_step_is_priced_at_load_by_unfed_steps(pair):
+    """After the fed sizes, the load prices plain steps that skip feeding the draft (`calibrate_bare`):
+    what a step of a plain run costs. Priced by fed steps alone, a plain step looked 20-26% dearer
+    than target-only ran on demo F32 (2.09-2.14 ms against 1.70), and drafting that lost to
+    target-only looked to pay. Nothing is fed between those steps; they set the bare price."""
+    from atomicchat.engine.draft_policy import DraftPolicy
+    from atomicchat.engine.engine import BARE_CALIBRATION_STEPS
+
+    with engine(pair.target, pair.draft) as spec:
+        seen: list[tuple[float, int]] = []
+
+        class Spy(DraftPolicy):
+            def calibrate_bare(self, seconds: float) -> None:
+                seen.append((seconds, spec.ds.end))
+                super().calibrate_bare(seconds)
+
+        pol = Spy(spec.draft_max)
+        spec.price_policy(pol)
+        assert len(seen) == BARE_CALIBRATION_STEPS
+        assert len({end for _, end in seen}) == 1  # the draft was fed nothing meanwhile
+        last = sorted(s for s, _ in seen[-5:])
+        assert pol.bare.count(1) == 5 and pol.bare.estimate(1) == pytest.approx(last[2])
+        seen.clear()
+        with spec.policy_swapped(pol):
+            spec.remake_contexts()  # a plain step priced again on the new context: unfed steps too
+        assert len(seen) == BARE_CALIBRATION_STEPS and pol.bare.count(1) == 5
