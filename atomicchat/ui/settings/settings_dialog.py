@@ -62,7 +62,7 @@ class SettingsDialog(QDialog):
         self.tabs = QTabWidget()  # three short pages instead of one tall form that clips its hints
         col.addWidget(self.tabs, 1)
 
-        chat = QGroupBox("Chat")
+        chat = QGroupBox("Replies")  # the tab says "Chat": a group title of its own, not the same word again
         form = QFormLayout(chat)
         self.system_prompt = QPlainTextEdit(settings.system_prompt)
         self.system_prompt.setFixedHeight(80)
