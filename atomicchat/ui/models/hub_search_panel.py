@@ -19,7 +19,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QListWidget,
     QListWidgetItem,
     QProgressBar,
     QPushButton,
@@ -30,6 +29,7 @@ from PySide6.QtWidgets import (
 from atomicchat.models.errors import DownloadCancelled, ModelsError
 from atomicchat.models.service import ModelService
 from atomicchat.ui.common import async_tasks
+from atomicchat.ui.common.placeholder_list import PlaceholderList
 from atomicchat.ui.models.model_card import FIT_STYLE, human_bytes, progress_text
 
 if TYPE_CHECKING:
@@ -38,6 +38,10 @@ if TYPE_CHECKING:
     from atomicchat.models.fit import FitEstimate
     from atomicchat.models.hub_search import QuantFile, RepoHit, SearchResult
 
+
+# What the empty results list says (the line above it says why, and what to try)
+BEFORE_SEARCH = "Search results appear here: GGUF repos, the most downloaded first."
+NOTHING_FOUND = "No results to show."
 
 def _hint(text: str = "") -> QLabel:
     label = QLabel(text)
@@ -72,7 +76,7 @@ class HubSearchPanel(QWidget):
         col.addLayout(row)
         self.status = _hint("Results show GGUF repos sorted by downloads. Nothing is downloaded until you ask.")
         col.addWidget(self.status)
-        self.results = QListWidget()
+        self.results = PlaceholderList(BEFORE_SEARCH)
         self.results.setMinimumHeight(120)
         self.results.setWordWrap(True)
         self.results.currentItemChanged.connect(lambda cur, _prev: self._pick(cur))
@@ -135,6 +139,7 @@ class HubSearchPanel(QWidget):
     def _search_failed(self, seq: int, exc: ModelsError) -> None:
         if seq == self._seq:
             self.status.setText(str(exc))
+            self.results.setPlaceholderText(NOTHING_FOUND)  # shown only where no earlier results are
             self.search_button.setEnabled(True)
 
     def _searched(self, text: str, seq: int, result: SearchResult) -> None:
@@ -159,6 +164,7 @@ class HubSearchPanel(QWidget):
             self.results.addItem(item)
         n = len(result.hits)
         found = f"{n} GGUF repo{'s' if n != 1 else ''}" if n else f"No GGUF models on the Hub match '{text}'."
+        self.results.setPlaceholderText(NOTHING_FOUND)
         self.status.setText(" ".join(x for x in (result.note, found if n else found) if x))
         if n == 1:
             self.results.setCurrentRow(0)

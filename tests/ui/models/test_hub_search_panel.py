@@ -72,10 +72,14 @@ def test_search_errors_are_sentences(make_window, qtbot, hub):
     w = make_window(models=FakeModels())
     w.open_model_manager()
     panel = w._manager.hub_panel
+    from atomicchat.ui.models.hub_search_panel import BEFORE_SEARCH, NOTHING_FOUND
+
+    assert panel.results.placeholderText() == BEFORE_SEARCH  # the empty list says what goes in it
     panel.query.setText("nobody/Nothing-GGUF")
     panel.search_button.click()
     qtbot.waitUntil(lambda: "was not found on the Hub" in panel.status.text(), timeout=WAIT_MS)
     assert panel.search_button.isEnabled() and panel.results.count() == 0
+    assert panel.results.placeholderText() == NOTHING_FOUND
 
 
 def test_one_click_downloads_a_target_and_its_known_dflash_draft(make_window, qtbot, hub, tmp_path, monkeypatch):
