@@ -356,7 +356,7 @@ class Engine:
             # since feeding the draft takes the target's weights out of the caches; drafting then
             # looked to pay where every length lost to target-only (adaptive 0.91-0.94x of it).
             bare = getattr(policy, "calibrate_bare", None)  # a policy from before it (benchmarks)
-            for _ in range(BARE_CALIBRATION_STEPS if bare is not None and 0 in (sizes or [0]) else 0):
+            for _ in range(BARE_CALIBRATION_STEPS if bare is not None and (sizes is None or 0 in sizes) else 0):
                 if clock() > t_stop or pos + 2 >= self.n_ctx:
                     return
                 t1 = clock()

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 BEFORE_SEARCH = "Search results appear here: GGUF repos, the most downloaded first."
 NOTHING_FOUND = "No results to show."
 
+
 def _hint(text: str = "") -> QLabel:
     label = QLabel(text)
     label.setObjectName("hint")
