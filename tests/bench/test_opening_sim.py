@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import re
+from pathlib import Path
 
 import pytest
 
@@ -30,9 +31,8 @@ def test_a_replys_opening_is_accepted_more_often_than_the_rest():
 
 
 def test_the_same_policy_twice_gives_the_same_figures(capsys):
-    assert osim.main(["--seeds", "2", "--replies", "2", "--scenarios", "0,2",
-                      "--policy-from", osim.__file__.replace("benchmarks/opening_sim.py",
-                                                            "atomicchat/engine/draft_policy.py")]) == 0
+    tree_policy = Path(osim.__file__).resolve().parents[1] / "atomicchat" / "engine" / "draft_policy.py"
+    assert osim.main(["--seeds", "2", "--replies", "2", "--scenarios", "0,2", "--policy-from", str(tree_policy)]) == 0
     lines = [ln for ln in capsys.readouterr().out.splitlines() if "adaptive" in ln]
     assert len(lines) == 8  # 2 scenarios x (first reply, first 2 replies) x 2 policies
     for mine, other in zip(lines[::2], lines[1::2]):
