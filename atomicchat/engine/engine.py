@@ -333,6 +333,13 @@ class Engine:
         t_stop = clock() + budget_s
         prompt = self.tokenize("Hello", add_special=True)[:8] or [0]
         host = self.tsamp is None  # replies take the argmax of every verify row on the host
+
+        def decode(tokens: list[int], at: int) -> int:
+            """The target's decode of `tokens` as a reply's step makes it, and the token to go on
+            from: its last row's argmax where the host samples (unchanged where the device does)."""
+            self._decode_target(tokens, at, "all")
+            return int(self.tctx.logits(len(tokens), self.n_vocab).argmax(axis=1)[-1]) if host else tokens[0]
+
         try:
             self._prefill(prompt, 0, inject=True)
             pos, tok = len(prompt), prompt[-1]
@@ -343,9 +350,7 @@ class Engine:
                     t0 = clock()
                     drafts = ds.draft_block(tok, pos, k, k) if k else []
                     t1 = clock()
-                    self._decode_target([tok, *drafts], pos, "all")
-                    if host:
-                        tok = int(self.tctx.logits(k + 1, self.n_vocab).argmax(axis=1)[-1])
+                    tok = decode([tok, *drafts], pos)
                     t2 = clock()
                     self._inject(k + 1, pos)
                     policy.calibrate(k, (t1 - t0) + (clock() - t2), t2 - t1)
@@ -360,9 +365,7 @@ class Engine:
                 if clock() > t_stop or pos + 2 >= self.n_ctx:
                     return
                 t1 = clock()
-                self._decode_target([tok], pos, "all")  # as _plain_step
-                if host:
-                    tok = int(self.tctx.logits(1, self.n_vocab).argmax(axis=1)[-1])
+                tok = decode([tok], pos)
                 bare(clock() - t1)
                 pos += 1
         finally:
