@@ -281,8 +281,10 @@ class DraftPolicy:
     # share: below it, what the sweep could find is worth less than its steps cost in a short first
     # reply (SmolLM2 Q4_1 on 2 threads: lengths 2-4 could gain 7-13% at 90% a position, and the
     # sweep's six draft steps and what followed them made the first reply 0.86x of target-only).
-    # Probes, paced by their budget, still learn the draft's acceptance there.
+    # Probes, paced by their budget, still learn the draft's acceptance there; where a length could
+    # still gain `early_upside`, the first of them comes early (`_gap`).
     sweep_upside: float = 0.25
+    early_upside: float = 0.15
     upside_floor: float = 0.125
     probe_steps: int = 2  # draft steps of one length a probe makes: the first pays the graph switch
     leave_after: int = 3  # draft steps in a row that plain must look best for before a drafting run ends
@@ -577,8 +579,12 @@ class DraftPolicy:
         budget (by `close_decay` each), so a draft just short of paying does not cost up to 10% for
         good. The first probe of a loaded model comes after `probe_first` plain steps all the same
         when the sweep saw a drafted token accepted (the draft fits; a reply's opening is a poor
-        sample of the rest). When it saw none, or drafted nothing because no length could pay at
-        the best acceptance drafts reach, that probe keeps to the budget too: the early probes of a
+        sample of the rest), or drafted nothing though a length could gain `early_upside` at the best
+        acceptance drafts reach (below the sweep's margin: demo F32's loads price that gain at
+        25-42%, and fixed 4 runs at 1.2x of target-only; with the sweep left out, its first probe
+        came ~150 steps in, and adaptive_bench's code and prose cells ran at 0.83-0.91x of fixed 4,
+        against 0.93-0.98x with this early probe). When it saw none, or drafted nothing because
+        no length could gain that much, that probe keeps to the budget too: the early probes of a
         draft that fits nothing cost ~3% of a 768-token run on a small model. While no drafted
         token of the pair was ever accepted, each probe stretches the budget and cap (`never_decay`,
         up to `never_most`): at the cap, tiny-qwen35's probes cost ~2.3% of the run (0.95x of
@@ -586,7 +592,8 @@ class DraftPolicy:
         plain = self.rate(0)
         if not plain or self.explore_budget <= 0:
             return self._probe_gap
-        if not self._probes and self.profile.success[1] > 0:
+        if not self._probes and (self.profile.success[1] > 0 or (
+                not self._tried and self._upside(plain) >= self.early_upside)):
             return self._probe_gap  # the first probe comes early
         budget, cap = self.explore_budget * self._upside_share(plain), self.probe_cap
         if self._close:  # close: may pay again soon
@@ -611,11 +618,15 @@ class DraftPolicy:
         return max(self._probe_gap, min(need, cap))
 
     def _upside_share(self, plain: float) -> float:
-        """The share of the probe budget that drafting's best case earns: what the best length could
-        gain over a plain step (`plain` tokens/s) at `BEST_ACCEPTANCE`, over `upside_full`, between
-        `upside_floor` and 1."""
+        """The share of the probe budget that drafting's best case earns: `_upside` over
+        `upside_full`, between `upside_floor` and 1."""
+        return min(1.0, max(self.upside_floor, self._upside(plain) / self.upside_full))
+
+    def _upside(self, plain: float) -> float:
+        """What the best length could gain over a plain step (`plain` tokens/s) at `BEST_ACCEPTANCE`
+        (0.25: 25% faster; negative where no length could pay)."""
         best = max((self._best_case_rate(k) or 0.0 for k in range(1, self.k_max + 1)), default=0.0)
-        return min(1.0, max(self.upside_floor, (best / plain - 1.0) / self.upside_full))
+        return best / plain - 1.0
 
     def _sweep_next(self, limit: int) -> int | None:
         """Once per loaded model, price a few sizes before trusting the table: 1 and a plain step,
@@ -719,6 +730,17 @@ class DraftPolicy:
             table.samples.pop(1, None)
             table.values.pop(1, None)
             table.version += 1
+        self._replan()
+
+    def _replan(self) -> None:
+        """Prices changed: the next plain decision works the probe gap out again. A plain run's
+        unfed stretch is granted in one go (`_fast_plain`), from the gap as priced when it began. Kept
+        across a new pricing, one pricing that put drafting's best case low (its first probe paced by
+        a budget scaled down to `upside_floor`, up to 2,048 steps away) held for the whole stretch,
+        whatever the prices said next: in adaptive_bench, whose every prompt is priced anew, a demo
+        F32 engine once drafted nothing in 1,953 steps (18 replies) where fixed 4 ran at 1.15x of
+        target-only (`test_a_new_pricing_works_the_probe_gap_out_again`)."""
+        self._fast_plain = 0
 
     def forget_costs(self) -> None:
         """Drop every size's price, as a new load would have none (`Engine.remake_contexts` with
@@ -728,6 +750,7 @@ class DraftPolicy:
         What the draft was seen to accept, and what a step costs besides its decodes, stay."""
         self.verify, self.draft, self.bare, self.feed = CostTable(), CostTable(), CostTable(), CostTable()
         self._best_key = ()
+        self._replan()
 
     def _came_close(self) -> bool:
         """Whether the best draft, at what the draft accepted lately (`memory`), is within
