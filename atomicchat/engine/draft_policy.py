@@ -737,9 +737,10 @@ class DraftPolicy:
         unfed stretch is granted in one go (`_fast_plain`), from the gap as priced when it began. Kept
         across a new pricing, one pricing that put drafting's best case low (its first probe paced by
         a budget scaled down to `upside_floor`, up to 2,048 steps away) held for the whole stretch,
-        whatever the prices said next: in adaptive_bench, whose every prompt is priced anew, a demo
-        F32 engine once drafted nothing in 1,953 steps (18 replies) where fixed 4 ran at 1.15x of
-        target-only (`test_a_new_pricing_works_the_probe_gap_out_again`)."""
+        whatever the prices said next (`test_a_new_pricing_works_the_probe_gap_out_again`). The likely
+        cause of a demo F32 engine in adaptive_bench, whose every prompt is priced anew, drafting
+        nothing in 1,953 steps (18 replies) where fixed 4 ran at 1.16x of target-only: seen once,
+        reproduced in the simulator, not on the engine."""
         self._fast_plain = 0
 
     def forget_costs(self) -> None:

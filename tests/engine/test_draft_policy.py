@@ -1319,8 +1319,9 @@ def test_a_new_pricing_works_the_probe_gap_out_again():
     """A plain run's unfed stretch is granted in one go, from the probe gap as priced when it began.
     One load that priced every draft 60% dearer than it is (drafting's best case below a plain step,
     the probe budget at its floor) then held for the whole stretch, however the contexts were priced
-    after it: in adaptive_bench (every prompt priced anew), a demo F32 engine once drafted nothing in
-    1,953 steps where fixed 4 ran at 1.15x of target-only. Each pricing now works the gap out again."""
+    after it (adaptive_bench prices every prompt anew: the likely cause of a demo F32 engine there
+    drafting nothing in 1,953 steps, seen once, where fixed 4 ran at 1.16x of target-only). Each
+    pricing now works the gap out again."""
     verify, draft = _cost_table(_F32_XEON_VERIFY), _cost_table(_F32_XEON_DRAFT)
     dear = lambda n: verify(n) * (1.0 if n == 1 else 1.6)  # noqa: E731
 
