@@ -35,7 +35,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from atomicchat.engine.draft_policy import DraftPolicy, FixedPolicy  # noqa: E402
 from benchmarks.adaptive_bench import policy_class_at  # noqa: E402
-from tests.engine.test_draft_policy import _cost_table, calibrated, simulate  # noqa: E402
+from tests.engine.test_draft_policy import (  # noqa: E402
+    _F32_XEON_DRAFT,
+    _F32_XEON_VERIFY,
+    _cost_table,
+    calibrated,
+    simulate,
+)
 
 
 @dataclass(frozen=True)
@@ -56,8 +62,7 @@ COSTS = {
     "smollm2-q4_1": Costs("smollm2-q4_1", {1: 9.5, 2: 14.3, 3: 17.2, 5: 24.5, 8: 36.8},
                           {1: 4.05, 2: 4.72, 4: 6.3, 7: 8.9}, 0.39, 1.0),
     # the demo pair as adaptive_bench runs it (1 thread), 2-core Xeon, 2026-12-07
-    "demo-f32": Costs("demo-f32", {1: 1.6, 2: 2.5, 3: 2.46, 5: 3.33, 8: 4.62},
-                      {1: 1.12, 2: 1.14, 4: 1.59, 7: 2.2}, 0.12, 0.2),
+    "demo-f32": Costs("demo-f32", _F32_XEON_VERIFY, _F32_XEON_DRAFT, 0.12, 0.2),
 }
 
 # (costs, acceptance a position in a reply's first `opening` tokens, after them)

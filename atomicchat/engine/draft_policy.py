@@ -592,10 +592,10 @@ class DraftPolicy:
         plain = self.rate(0)
         if not plain or self.explore_budget <= 0:
             return self._probe_gap
-        if not self._probes and (self.profile.success[1] > 0 or (
-                not self._tried and self._upside(plain) >= self.early_upside)):
+        upside = self._upside(plain)
+        if not self._probes and (self.profile.success[1] > 0 or (not self._tried and upside >= self.early_upside)):
             return self._probe_gap  # the first probe comes early
-        budget, cap = self.explore_budget * self._upside_share(plain), self.probe_cap
+        budget, cap = self.explore_budget * self._upside_share(upside), self.probe_cap
         if self._close:  # close: may pay again soon
             budget = max(budget, self.close_budget / self.close_decay ** max(0, self._close_fails - 1))
         elif self._probes and self.profile.success[1] == 0:  # never one drafted token accepted
@@ -617,10 +617,10 @@ class DraftPolicy:
         need = int(extra * plain / budget)
         return max(self._probe_gap, min(need, cap))
 
-    def _upside_share(self, plain: float) -> float:
-        """The share of the probe budget that drafting's best case earns: `_upside` over
+    def _upside_share(self, upside: float) -> float:
+        """The share of the probe budget that drafting's best case earns: its `_upside` over
         `upside_full`, between `upside_floor` and 1."""
-        return min(1.0, max(self.upside_floor, self._upside(plain) / self.upside_full))
+        return min(1.0, max(self.upside_floor, upside / self.upside_full))
 
     def _upside(self, plain: float) -> float:
         """What the best length could gain over a plain step (`plain` tokens/s) at `BEST_ACCEPTANCE`

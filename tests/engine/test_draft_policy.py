@@ -1031,9 +1031,9 @@ def test_probes_are_rarer_where_drafting_could_gain_little():
     plain step's rate, the mean 0.987 -> 0.991 (0.972 and 0.986 before the go-on's cap)."""
     verify, draft = _cost_table(_SMOL_VERIFY), _cost_table(_SMOL_DRAFT)
     smol = calibrated(DraftPolicy(k_max=7), verify, draft)
-    assert 0.2 < smol._upside_share(smol.rate(0)) < 0.5
+    assert 0.2 < smol._upside_share(smol._upside(smol.rate(0))) < 0.5
     demo = calibrated(DraftPolicy(k_max=7), *_demo_f32_epyc()[1:3])
-    assert demo._upside_share(demo.rate(0)) == 1.0
+    assert demo._upside_share(demo._upside(demo.rate(0))) == 1.0
 
     def noisy(cost: Callable[[int], float], rng: random.Random) -> Callable[[int], float]:
         return lambda n: cost(n) * rng.lognormvariate(0.0, 0.08)
@@ -1281,7 +1281,7 @@ def test_feeding_is_priced_at_load_so_a_first_warm_up_is_not_dropped():
         assert now >= 1.25 and now >= before + 0.04, (seed, now, before)
 
 
-# demo F32 as adaptive_bench runs it (1 thread, 2-core Xeon, 2026-12-07; ms, as benchmarks/opening_sim.py has them)
+# demo F32 as adaptive_bench runs it (1 thread, 2-core Xeon, 2026-12-07; ms; benchmarks/opening_sim.py uses them too)
 _F32_XEON_VERIFY = {1: 1.6, 2: 2.5, 3: 2.46, 5: 3.33, 8: 4.62}
 _F32_XEON_DRAFT = {1: 1.12, 2: 1.14, 4: 1.59, 7: 2.2}
 
