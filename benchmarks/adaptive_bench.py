@@ -66,16 +66,10 @@ sys.path.insert(0, str(ROOT))
 from atomicchat.engine import Engine, EngineConfig, Finished  # noqa: E402
 from benchmarks import bench  # noqa: E402 (the `atomicchat bench` helpers: pairs, llama-server)
 from benchmarks.common import converted, policy_state, run_once  # noqa: E402
+from benchmarks.demo_bench import PROMPTS as DEMO_PROMPTS  # noqa: E402
 from benchmarks.smol_bench import PROMPTS as SMOL_PROMPTS  # noqa: E402 (held out from the SmolLM2 draft's data)
 
-CODE_PROMPTS = [
-    "Write a Python function `read_config` that parses an INI file.",
-    "Show me the `dedent` function from the `textwrap` module.",
-    "Write a Python class `LRUCache`.",
-    "How is `urljoin` implemented in `urllib.parse`?",
-    "Return a list of all the files in a directory tree.",
-    "Implement `quote(s, safe)` in Python.",
-]
+CODE_PROMPTS = DEMO_PROMPTS  # the demo pair's own benchmark prompts
 PROSE_PROMPTS = [
     "Explain in a few sentences why the sky is blue.",
     "Write a short story about a lighthouse keeper.",

@@ -237,15 +237,8 @@ class _Handler(BaseHTTPRequestHandler):
             }
             for name, f in repo.files.items()
         ]
-        body = json.dumps(
-            {"id": repo_id, "sha": repo.commit, "private": False, "gated": repo.gated, "siblings": siblings}
-        ).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        if not head:
-            self.wfile.write(body)
+        self._json({"id": repo_id, "sha": repo.commit, "private": False, "gated": repo.gated, "siblings": siblings},
+                   head)
 
     def _resolve(self, repo_id: str, rev: str, filename: str, head: bool) -> None:
         repo = self._repo_or_error(repo_id, rev, head)
