@@ -66,10 +66,9 @@ sys.path.insert(0, str(ROOT))
 from atomicchat.engine import Engine, EngineConfig, Finished  # noqa: E402
 from benchmarks import bench  # noqa: E402 (the `atomicchat bench` helpers: pairs, llama-server)
 from benchmarks.common import converted, policy_state, run_once  # noqa: E402
-from benchmarks.demo_bench import PROMPTS as DEMO_PROMPTS  # noqa: E402
+from benchmarks.demo_bench import PROMPTS as CODE_PROMPTS  # noqa: E402 (the demo pair's own benchmark prompts)
 from benchmarks.smol_bench import PROMPTS as SMOL_PROMPTS  # noqa: E402 (held out from the SmolLM2 draft's data)
 
-CODE_PROMPTS = DEMO_PROMPTS  # the demo pair's own benchmark prompts
 PROSE_PROMPTS = [
     "Explain in a few sentences why the sky is blue.",
     "Write a short story about a lighthouse keeper.",
