@@ -302,7 +302,7 @@ class DraftPolicy:
     verify: CostTable = field(default_factory=CostTable)  # by tokens decoded: k + 1 (1 = plain step)
     bare: CostTable = field(default_factory=CostTable)  # plain steps that skip feeding the draft
     draft: CostTable = field(default_factory=CostTable)  # by drafted tokens k (draft block + feeding it)
-    feed: CostTable = field(default_factory=CostTable)  # feeding the draft one plain step's features
+    feed: CostTable = field(default_factory=CostTable)  # a fed plain step: staging its row + its share of the feed
     # a whole probe cycle's time over what its tokens cost at plain steps (size 1)
     cycle: CostTable = field(default_factory=lambda: CostTable(drop_first=False))
     # seconds a step costs outside its timed draft and verify (size 1): after a draft step in `step`,

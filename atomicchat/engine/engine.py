@@ -352,8 +352,12 @@ class Engine:
                     t1 = clock()
                     tok = decode([tok, *drafts], pos)
                     t2 = clock()
-                    self._inject(k + 1, pos)
-                    policy.calibrate(k, (t1 - t0) + (clock() - t2), t2 - t1)
+                    if k:
+                        self._inject(k + 1, pos)
+                    else:  # a fed plain step keeps its row for the next draft (DraftSide.stage)
+                        ds.stage(self.tctx, pos)
+                    fed = 0.0 if k else ds.row_seconds  # and its share of the decode that feeds it
+                    policy.calibrate(k, (t1 - t0) + (clock() - t2) + fed, t2 - t1)
                     pos += k + 1
             # Unfed plain steps last (they leave the draft's context behind): what a plain run
             # costs. Priced by the fed steps above alone, a plain step looked 20-26% dearer than
@@ -744,11 +748,13 @@ class Engine:
         if plan.use_draft:
             policy.overhead(t1 - self._t_mark)
             feed = policy.needs_features()  # long plain runs skip feeding the draft
-            if feed:
-                self._inject(1, pos)
+            if feed:  # kept on the host, fed to the draft in one batch when it drafts next
+                self.ds.stage(self.tctx, pos)  # type: ignore[union-attr]
             t3 = time.perf_counter()
             stats.draft_seconds += t3 - t2
-            policy.record(0, 0, t3 - t2, t2 - t1, fed=feed)  # the decode and the feeding apart
+            # priced with its share of the decode that will feed the draft its row
+            fed_s = t3 - t2 + (self.ds.row_seconds if feed else 0.0)  # type: ignore[union-attr]
+            policy.record(0, 0, fed_s, t2 - t1, fed=feed)  # the decode and the feeding apart
             t2 = t3
         self._t_mark = t2
         return acc, 0

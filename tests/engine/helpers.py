@@ -31,6 +31,39 @@ def run(eng: Engine, prompt: list[int], **params) -> tuple[list[int], Finished, 
     return toks, final, steps
 
 
+class Schedule:
+    """A policy that drafts the given lengths in turn (0 = a plain step), clamped by the engine's limit."""
+
+    def __init__(self, ks: list[int], feed: bool = True) -> None:
+        self.ks, self.i, self.seen, self.feed = ks, 0, [], feed
+
+    def choose(self, limit: int) -> int:
+        k = min(limit, self.ks[self.i % len(self.ks)])
+        self.i += 1
+        self.seen.append(k)
+        return k
+
+    def coast(self, limit: int) -> bool:
+        """Unfed plain steps are taken the way the engine coasts through a plain run."""
+        if self.feed or self.ks[self.i % len(self.ks)] != 0:
+            return False
+        self.choose(limit)
+        return True
+
+    def needs_features(self) -> bool:
+        return self.feed
+
+    def begin_reply(self) -> None:
+        pass
+
+    def overhead(self, seconds: float) -> None:
+        pass
+
+    def record(self, k: int, n_accepted: int, draft_seconds: float, verify_seconds: float, fed: bool = True,
+               asked: int | None = None) -> None:
+        pass
+
+
 def install_oracle(eng: Engine, prompt: list[int], reference: list[int], corrupt_every: int = 3) -> None:
     """Replace the draft's guesses with the target's own greedy continuation, one token in
     `corrupt_every` blocks corrupted, so acceptance is partial in a known pattern. The real draft

@@ -30,7 +30,7 @@ def assert_consistent(eng: Engine) -> None:
     ds = eng.ds
     if ds is not None:
         assert _pos_max(ds.ctx) == ds.end - 1, "draft cache differs from its recorded end"
-        assert ds.kv_len <= len(kv) and ds.kv_len <= ds.end
+        assert ds.kv_len <= len(kv) and ds.kv_len <= ds.ready()  # fed, or staged to be fed
 
 
 def _ref(pair, prompt: list[int], n: int) -> list[int]:

@@ -6,7 +6,7 @@ import pytest
 
 from atomicchat.engine import Finished, GenParams
 
-from tests.engine.helpers import engine, install_oracle, run
+from tests.engine.helpers import Schedule, engine, install_oracle, run
 
 PROMPTS = [[1, 2, 3], [7, 100, 42, 9, 300, 11], list(range(20, 80))]
 
@@ -140,39 +140,6 @@ def test_target_only_call_with_draft_loaded_keeps_draft_consistent(llama_pair):
         assert run(base, prompt + a + [1], max_tokens=30)[0] == b
 
 
-class _Schedule:
-    """A policy that drafts the given lengths in turn (0 = a plain step), clamped by the engine's limit."""
-
-    def __init__(self, ks: list[int], feed: bool = True) -> None:
-        self.ks, self.i, self.seen, self.feed = ks, 0, [], feed
-
-    def choose(self, limit: int) -> int:
-        k = min(limit, self.ks[self.i % len(self.ks)])
-        self.i += 1
-        self.seen.append(k)
-        return k
-
-    def coast(self, limit: int) -> bool:
-        """Unfed plain steps are taken the way the engine coasts through a plain run."""
-        if self.feed or self.ks[self.i % len(self.ks)] != 0:
-            return False
-        self.choose(limit)
-        return True
-
-    def needs_features(self) -> bool:
-        return self.feed
-
-    def begin_reply(self) -> None:
-        pass
-
-    def overhead(self, seconds: float) -> None:
-        pass
-
-    def record(self, k: int, n_accepted: int, draft_seconds: float, verify_seconds: float, fed: bool = True,
-               asked: int | None = None) -> None:
-        pass
-
-
 @pytest.mark.parametrize("feed", [True, False], ids=["fed", "unfed"])
 @pytest.mark.parametrize("ks", [[0], [1], [2, 0], [15, 0, 0, 5], [0, 3, 7, 1], [4, 4, 0, 15, 2]])
 def test_every_length_a_policy_picks_is_lossless(pair, ks, feed):
@@ -184,7 +151,7 @@ def test_every_length_a_policy_picks_is_lossless(pair, ks, feed):
     with engine(pair.target, pair.draft) as spec:
         for params in ({}, {"temperature": 0.8, "top_k": 1, "seed": 3}):
             spec.reset()
-            sched = _Schedule(ks, feed)  # unfed: plain steps skip the draft's features (gaps in its cache)
+            sched = Schedule(ks, feed)  # unfed: plain steps skip the draft's features (gaps in its cache)
             spec.policy = sched  # type: ignore[assignment]
             install_oracle(spec, prompt, ref)
             got, fin, _ = run(spec, prompt, max_tokens=40, **params)
@@ -349,7 +316,7 @@ def test_the_policy_is_told_what_each_step_costs_outside_its_decodes(llama_pair)
         assert 0.003 <= pol.plain_step.estimate(1) < 1.0
 
 
-class _Grants(_Schedule):
+class _Grants(Schedule):
     """A policy deep in a plain run: each `coast` grants `n` unfed plain steps; logs what it is told."""
 
     def __init__(self, n: int) -> None:
