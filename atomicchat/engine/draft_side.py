@@ -5,7 +5,9 @@ exists half-initialised on a target-only engine. The draft reads the inputs of a
 (`layer_ids`) for every position the target has decoded ("features", fed by `inject`), and drafts a
 block [id_last, mask x n] in one non-causal pass (`draft_block`). Its cache must hold consecutive
 positions: `end` is the first position without a row, `kv_len` how many leading conversation
-positions hold real features (blank rows fill gaps that plain steps left unfed).
+positions hold real features (blank rows fill gaps that plain steps left unfed; the rows of plain
+steps that fed the draft wait on the host, `stage`, and are decoded in one batch when it next needs
+them).
 """
 
 from __future__ import annotations
@@ -169,9 +171,7 @@ class DraftSide:
         ones (`stage`) with their features, the others blank (llama.cpp needs each sequence's
         positions to stay consecutive). A blank row has zero keys and values, so it only dilutes
         the draft's attention a little; the target still decides every token."""
-        d = self.ctx
-        if pos0 - self.end > 1:
-            t0, n = time.perf_counter(), pos0 - self.end
+        d, n, t0 = self.ctx, pos0 - self.end, time.perf_counter()
         rows = d.embd_rows(self.n_embd * len(self._layer_caches))
         staged, stage = self._staged, self._stage
         for s in range(self.end, pos0, d.n_ubatch):
@@ -181,7 +181,7 @@ class DraftSide:
                 if staged[p % STAGE_ROWS] == p:
                     rows[p - s] = stage[p % STAGE_ROWS]
             check_decode(d.decode_embd(m, s, self.n_pos_embd), "feeding the draft")
-        if pos0 - self.end > 1:
+        if n > 1:
             self.row_seconds = (time.perf_counter() - t0) / n
         self.end = pos0
 
