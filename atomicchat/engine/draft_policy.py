@@ -293,6 +293,15 @@ class DraftPolicy:
     optimism: float = 1.0  # a probe goes on while a draft could pay at acceptance this many standard errors up
     probe_most: int = 12  # draft steps a probe makes at the most when it goes on
     bare_every: int = 64  # unfed plain steps per one whose cost is sampled (and the policy is asked)
+    # Draft decisions after a load before two plain steps check a plain step's price, while that price
+    # is still the load's alone (`_plain_check_due`). The load prices in 0.1-2 s on a throwaway
+    # prompt; a machine busy then prices a plain step 2-4x dearer than it runs (demo F32, 2-core
+    # Xeon, three busy processes during the load: 5.8 ms against 1.6), and a drafting policy never
+    # takes the plain steps that would price it again: simulated where drafting loses at every length,
+    # a load that priced plain steps 2-3x dear drafted 99% of 6,000 tokens at 0.56-0.68x of target-only
+    # (0.98x with the check); on demo F16 with its load's plain prices made 3x, 12 replies ran at
+    # 0.64-0.69x of target-only without it and 0.87-0.88x with it (the first 64 draft decisions).
+    plain_check: int = 64
     # Steps at a reply's start whose costs may not move a price already known (2+ samples): the
     # caches come back cold from the prefill or from other programs. Interleaved with other engines,
     # demo F32's length-4 steps cost 14, 10, 6 and 2% more as a reply's steps 0-3 than later; priced
@@ -358,6 +367,10 @@ class DraftPolicy:
     _leave_votes: int = 0  # decisions in a row, in such a run, where a plain step looked best
     _run_len: int = 0  # decisions the drafting run under way (or the last one) has made
     _reply_step: int = 0  # steps of the reply under way so far (the first `settle` are cold)
+    _verify1_loaded: bool = False  # a fed plain step's price is the load's alone (`calibrate`)
+    _bare1_loaded: bool = False  # the same for an unfed one (`calibrate_bare`)
+    _since_load: int = 0  # draft decisions since the load's pricing
+    _check_left: int = 0  # plain steps of a plain-price check still to take
 
     def __post_init__(self) -> None:
         self.profile = AcceptanceProfile(self.k_max)
@@ -443,6 +456,9 @@ class DraftPolicy:
         if self._probe_left > 0:  # the probe's next step, at its length: priced without a switch
             self._probe_left -= 1
             return min(limit, self._probe_k)
+        if self._check_left > 0:  # a plain-price check's second step: the one that prices
+            self._check_left -= 1
+            return 0
         self._probing = False
         self._deep_plain = False
         k = self._sweep_next(limit)
@@ -498,7 +514,17 @@ class DraftPolicy:
             # ~0.5 ms each against a 0.2 ms plain step). Only when it could be near the best.
             if (self.rate(k + 1) or 0.0) >= self.explore_within * (self.rate(k) or 0.0):
                 return k + 1
+        if self._plain_check_due():
+            self._check_left, self._since_load = 1, 0
+            return 0
         return k
+
+    def _plain_check_due(self) -> bool:
+        """Whether a drafting run should take two plain steps now (the second, after one of its own
+        size, is a steady price): `plain_check` draft decisions after a load whose fed plain-step
+        price no live step has replaced. The first live price replaces the load's (`record`)."""
+        self._since_load += 1
+        return self._verify1_loaded and self._since_load >= self.plain_check
 
     def _leave_run(self) -> None:
         """A drafting run ends: plain looked best `leave_after` + 1 decisions in a row. Near a tie the
@@ -683,17 +709,20 @@ class DraftPolicy:
         again for each reply (adaptive_bench) that came back every reply, and demo F32 prose went
         six replies without a probe (0.85x of fixed 4)."""
         self.verify.observe(k + 1, verify_seconds)
+        self._since_load = 0
         if k:
             self.draft.observe(k, draft_seconds)
         else:
             self.bare.observe(1, verify_seconds)
             self.feed.observe(1, draft_seconds)
+            self._verify1_loaded = self._bare1_loaded = True
 
     def calibrate_bare(self, seconds: float) -> None:
         """An unfed plain step timed at load after the fed sizes (`Engine._calibrate`): what a step
         of a plain run costs, which the fed steps before it overprice (feeding the draft takes the
         target's weights out of the caches)."""
         self.bare.observe(1, seconds)
+        self._bare1_loaded = True
 
     def longest_useful(self, p_max: float = BEST_ACCEPTANCE) -> int:
         """The longest draft that could beat a plain step here at the best acceptance drafts reach
@@ -727,9 +756,8 @@ class DraftPolicy:
     def forget_plain(self) -> None:
         """Drop what a plain step was seen to cost (the context changed under it)."""
         for table in (self.bare, self.verify):
-            table.samples.pop(1, None)
-            table.values.pop(1, None)
-            table.version += 1
+            _drop(table, 1)
+        self._verify1_loaded = self._bare1_loaded = False
         self._replan()
 
     def _replan(self) -> None:
@@ -750,6 +778,7 @@ class DraftPolicy:
         it was (SmolLM2 Q4_1, 2026-12-05: a plain step 10-17 ms across contexts of one engine).
         What the draft was seen to accept, and what a step costs besides its decodes, stay."""
         self.verify, self.draft, self.bare, self.feed = CostTable(), CostTable(), CostTable(), CostTable()
+        self._verify1_loaded = self._bare1_loaded = False
         self._best_key = ()
         self._replan()
 
@@ -811,11 +840,17 @@ class DraftPolicy:
         self._reply_step += 1
         if a == 0 and not fed:
             if self._bare_due() and self._prices(self.bare, 1, steady, cold):
+                if self._bare1_loaded:  # the first live price replaces the load's, if far from it
+                    self._bare1_loaded = False
+                    _drop_if_off(self.bare, 1, verify_seconds)
                 self.bare.observe(1, verify_seconds)
             self._bare_seen += 1
             self._gap_open = True
             return
         if self._prices(self.verify, k + 1, steady, cold):
+            if k == 0 and self._verify1_loaded:  # a plain step's first live price: the load's, if near
+                self._verify1_loaded = False
+                _drop_if_off(self.verify, 1, verify_seconds)
             self.verify.observe(k + 1, verify_seconds)
         filled, self._gap_open = self._gap_open, False
         if a == 0:
@@ -899,6 +934,26 @@ class DraftPolicy:
             if plain:
                 self.cycle.observe(1, max(cyc[0] - cyc[1] / plain, 1e-9))
             self._cycle, self._cycle_closing = None, False
+
+
+def _drop(table: CostTable, n: int) -> None:
+    """Forget size n's price in `table`."""
+    table.samples.pop(n, None)
+    table.values.pop(n, None)
+    table.version += 1
+
+
+# How far (either way) a live price of size 1 may be from the load's for the load's samples to stay.
+LOAD_PRICE_OFF = 0.25
+
+
+def _drop_if_off(table: CostTable, n: int, seconds: float) -> None:
+    """Forget the load's price of size n when a live one is more than `LOAD_PRICE_OFF` away from it
+    (the load was timed on a busy machine): the live step alone then prices it. Near it, the live
+    step joins the load's samples, so one noisy step does not replace a price that was right."""
+    price = table.values.get(n)
+    if price and abs(seconds / price - 1.0) > LOAD_PRICE_OFF:
+        _drop(table, n)
 
 
 class FixedPolicy:

@@ -1349,3 +1349,56 @@ def test_a_new_pricing_works_the_probe_gap_out_again():
         before, first_before = run(False, seed)
         assert first is not None and first <= 128 + DraftPolicy.probe_first and now >= 1.15, (seed, first, now)
         assert first_before is None and before <= 1.001, (seed, before)
+
+
+_F16_LIKE_VERIFY = {1: 1.0, 2: 1.9, 3: 2.6, 5: 3.8, 8: 5.6}  # ms: drafting loses at every length
+_F16_LIKE_DRAFT = {1: 0.9, 2: 0.95, 4: 1.1, 7: 1.4}
+
+
+def _loaded(policy: DraftPolicy, verify, draft, plain_factor: float) -> DraftPolicy:
+    """A load as Engine._calibrate makes it, its plain steps (fed and unfed) priced `plain_factor`
+    times what they cost (the machine busy while they were timed)."""
+    calibrated(policy, lambda n: verify(n) * (plain_factor if n == 1 else 1.0), draft, feed=1e-4)
+    for _ in range(5):
+        policy.calibrate_bare(verify(1) * plain_factor)
+    return policy
+
+
+@pytest.mark.parametrize("factor", [2.0, 3.0])
+def test_a_plain_price_from_a_busy_load_is_checked_live(factor):
+    """A load on a busy machine priced plain steps 2-4x dearer than they run (demo F32: 5.8 ms against
+    1.6), and a drafting policy takes no plain steps to learn better: where drafting loses at every
+    length it drafted 99% of 6,000 tokens at 0.56-0.68x of target-only. Now a drafting run takes two
+    plain steps after `plain_check` draft decisions while a plain step's price is the load's alone,
+    and the first live price replaces the load's."""
+    verify, draft = _cost_table(_F16_LIKE_VERIFY), _cost_table(_F16_LIKE_DRAFT)
+    plain = 1.0 / (verify(1) + 3e-5)
+    for acceptance in (0.6, 0.8):
+        pol = _loaded(DraftPolicy(k_max=7), verify, draft, factor)
+        r, chosen = simulate(pol, verify, draft, geometric(acceptance, 7, 1), n_tokens=6000, reply_len=128,
+                             feed=1e-4, overhead=3e-5)
+        assert r >= 0.95 * plain and sum(1 for k in chosen if k) < 0.05 * len(chosen), (acceptance, r / plain)
+        assert pol.rate(0) == pytest.approx(plain, rel=0.05)
+        # without the check (what the policy did before it), the load's price stood
+        old = _loaded(DraftPolicy(k_max=7, plain_check=10**9), verify, draft, factor)
+        r_old, _ = simulate(old, verify, draft, geometric(acceptance, 7, 1), n_tokens=6000, reply_len=128,
+                            feed=1e-4, overhead=3e-5)
+        assert r_old < 0.75 * plain
+
+
+def test_a_plain_price_check_costs_a_paying_draft_next_to_nothing():
+    """Priced right at load, the check is two plain steps once, and a live price stands after it:
+    where drafting pays from the first step (GPU-like costs, 90% a position, no plain step of its
+    own before the check), within 0.5% of the policy without it."""
+    verify = _cost_table({1: 0.2, 2: 0.205, 4: 0.21, 8: 0.22, 16: 0.25})
+    draft = _cost_table({1: 0.1, 4: 0.105, 15: 0.12})
+    for seed in (1, 3):
+        rates, loaded = [], []
+        for check in (DraftPolicy.plain_check, 10**9):
+            pol = _loaded(DraftPolicy(k_max=15, plain_check=check), verify, draft, 1.0)
+            r, _ = simulate(pol, verify, draft, geometric(0.9, 15, seed), n_tokens=6000, reply_len=300,
+                            overhead=3e-5)
+            rates.append(r)
+            loaded.append(pol._verify1_loaded)
+        assert loaded == [False, True]  # checked, and a live price stands; without the check the load's
+        assert rates[0] >= 0.995 * rates[1]
