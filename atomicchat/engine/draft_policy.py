@@ -293,15 +293,16 @@ class DraftPolicy:
     optimism: float = 1.0  # a probe goes on while a draft could pay at acceptance this many standard errors up
     probe_most: int = 12  # draft steps a probe makes at the most when it goes on
     bare_every: int = 64  # unfed plain steps per one whose cost is sampled (and the policy is asked)
-    # Draft decisions after a load before two plain steps check a plain step's price, while that price
+    # Draft decisions after a load before `check_steps` plain steps check a plain step's price, while that price
     # is still the load's alone (`_plain_check_due`). The load prices in 0.1-2 s on a throwaway
     # prompt; a machine busy then prices a plain step 2-4x dearer than it runs (demo F32, 2-core
     # Xeon, three busy processes during the load: 5.8 ms against 1.6), and a drafting policy never
     # takes the plain steps that would price it again: simulated where drafting loses at every length,
     # a load that priced plain steps 2-3x dear drafted 99% of 6,000 tokens at 0.56-0.68x of target-only
     # (0.98x with the check); on demo F16 with its load's plain prices made 3x, 12 replies ran at
-    # 0.64-0.69x of target-only without it and 0.87-0.88x with it (the first 64 draft decisions).
+    # 0.55-0.72x of target-only without it and 0.90x with it (the first 64 draft decisions drafted).
     plain_check: int = 64
+    check_steps: int = 4  # plain steps a check takes: the first pays the graph switch, the next come warmer
     # Steps at a reply's start whose costs may not move a price already known (2+ samples): the
     # caches come back cold from the prefill or from other programs. Interleaved with other engines,
     # demo F32's length-4 steps cost 14, 10, 6 and 2% more as a reply's steps 0-3 than later; priced
@@ -371,6 +372,7 @@ class DraftPolicy:
     _bare1_loaded: bool = False  # the same for an unfed one (`calibrate_bare`)
     _since_load: int = 0  # draft decisions since the load's pricing
     _check_left: int = 0  # plain steps of a plain-price check still to take
+    _check_seen: list[float] | None = None  # the steady prices of the check under way (None: none)
 
     def __post_init__(self) -> None:
         self.profile = AcceptanceProfile(self.k_max)
@@ -456,7 +458,7 @@ class DraftPolicy:
         if self._probe_left > 0:  # the probe's next step, at its length: priced without a switch
             self._probe_left -= 1
             return min(limit, self._probe_k)
-        if self._check_left > 0:  # a plain-price check's second step: the one that prices
+        if self._check_left > 0:  # a plain-price check's next step (all but its first are steady)
             self._check_left -= 1
             return 0
         self._probing = False
@@ -515,14 +517,28 @@ class DraftPolicy:
             if (self.rate(k + 1) or 0.0) >= self.explore_within * (self.rate(k) or 0.0):
                 return k + 1
         if self._plain_check_due():
-            self._check_left, self._since_load = 1, 0
+            self._check_left, self._since_load, self._check_seen = self.check_steps - 1, 0, []
             return 0
         return k
 
+    def _end_check(self) -> None:
+        """A plain-price check's last step: its cheapest steady price (its steps come right after
+        draft steps, the first ones on colder caches) replaces the load's when far below it, and then
+        the check's prices alone stand."""
+        seen, self._check_seen = self._check_seen or [], None
+        if not seen:  # none was steady and warm enough to price (a reply's cold first steps)
+            return
+        self._verify1_loaded = False
+        price = self.verify.values.get(1)
+        if price and min(seen) < price * (1.0 - LOAD_PRICE_OFF):
+            _drop(self.verify, 1)
+            for x in seen:
+                self.verify.observe(1, x)
+
     def _plain_check_due(self) -> bool:
-        """Whether a drafting run should take two plain steps now (the second, after one of its own
-        size, is a steady price): `plain_check` draft decisions after a load whose fed plain-step
-        price no live step has replaced. The first live price replaces the load's (`record`)."""
+        """Whether a drafting run should take `check_steps` plain steps now (all but the first, after
+        one of their own size, are steady prices): `plain_check` draft decisions after a load whose
+        fed plain-step price no live step has replaced (`record`, `_end_check`)."""
         self._since_load += 1
         return self._verify1_loaded and self._since_load >= self.plain_check
 
@@ -848,10 +864,14 @@ class DraftPolicy:
             self._gap_open = True
             return
         if self._prices(self.verify, k + 1, steady, cold):
-            if k == 0 and self._verify1_loaded:  # a plain step's first live price: the load's, if near
+            if k == 0 and self._check_seen is not None:  # a check's steady step: judged at its last
+                self._check_seen.append(verify_seconds)
+            elif k == 0 and self._verify1_loaded:  # a plain step's first live price: the load's, if near
                 self._verify1_loaded = False
                 _drop_if_off(self.verify, 1, verify_seconds)
             self.verify.observe(k + 1, verify_seconds)
+        if k == 0 and self._check_seen is not None and self._check_left == 0:
+            self._end_check()
         filled, self._gap_open = self._gap_open, False
         if a == 0:
             # The first fed step after unfed ones also fills the draft's gap (DraftSide.fill_gap: a
@@ -943,16 +963,19 @@ def _drop(table: CostTable, n: int) -> None:
     table.version += 1
 
 
-# How far (either way) a live price of size 1 may be from the load's for the load's samples to stay.
+# How much cheaper than the load's a live price of size 1 must be for the load's samples to go.
 LOAD_PRICE_OFF = 0.25
 
 
 def _drop_if_off(table: CostTable, n: int, seconds: float) -> None:
-    """Forget the load's price of size n when a live one is more than `LOAD_PRICE_OFF` away from it
-    (the load was timed on a busy machine): the live step alone then prices it. Near it, the live
-    step joins the load's samples, so one noisy step does not replace a price that was right."""
+    """Forget the load's price of size n when a live one is more than `LOAD_PRICE_OFF` below it (the
+    load was timed on a busy machine): the live step alone then prices it. Otherwise the live step
+    joins the load's samples. Only cheaper: a plain step's first live price comes right after
+    draft steps, on cold caches (the first two plain steps after a drafting run took 2.1-2.8 ms on
+    demo F32 where target-only ran 1.67), and such a step replacing a price that was right would
+    make plain look up to 30% dearer than it runs, the direction in which a losing draft drafts on."""
     price = table.values.get(n)
-    if price and abs(seconds / price - 1.0) > LOAD_PRICE_OFF:
+    if price and seconds < price * (1.0 - LOAD_PRICE_OFF):
         _drop(table, n)
 
 

@@ -1368,9 +1368,9 @@ def _loaded(policy: DraftPolicy, verify, draft, plain_factor: float) -> DraftPol
 def test_a_plain_price_from_a_busy_load_is_checked_live(factor):
     """A load on a busy machine priced plain steps 2-4x dearer than they run (demo F32: 5.8 ms against
     1.6), and a drafting policy takes no plain steps to learn better: where drafting loses at every
-    length it drafted 99% of 6,000 tokens at 0.56-0.68x of target-only. Now a drafting run takes two
-    plain steps after `plain_check` draft decisions while a plain step's price is the load's alone,
-    and the first live price replaces the load's."""
+    length it drafted 99% of 6,000 tokens at 0.56-0.68x of target-only. Now a drafting run takes
+    `check_steps` plain steps after `plain_check` draft decisions while a plain step's price is the
+    load's alone, and their cheapest steady price replaces the load's when far below it."""
     verify, draft = _cost_table(_F16_LIKE_VERIFY), _cost_table(_F16_LIKE_DRAFT)
     plain = 1.0 / (verify(1) + 3e-5)
     for acceptance in (0.6, 0.8):
@@ -1387,9 +1387,10 @@ def test_a_plain_price_from_a_busy_load_is_checked_live(factor):
 
 
 def test_a_plain_price_check_costs_a_paying_draft_next_to_nothing():
-    """Priced right at load, the check is two plain steps once, and a live price stands after it:
-    where drafting pays from the first step (GPU-like costs, 90% a position, no plain step of its
-    own before the check), within 0.5% of the policy without it."""
+    """Priced right at load, the check is four plain steps once, and a live price stands after it:
+    where drafting pays from the first step (GPU-like costs, 90% a position, ~9 tokens a draft step,
+    no plain step of its own before the check), within 1% of the policy without it over 6,000 tokens
+    (0.993 and 1.001 on these two seeds)."""
     verify = _cost_table({1: 0.2, 2: 0.205, 4: 0.21, 8: 0.22, 16: 0.25})
     draft = _cost_table({1: 0.1, 4: 0.105, 15: 0.12})
     for seed in (1, 3):
@@ -1401,4 +1402,4 @@ def test_a_plain_price_check_costs_a_paying_draft_next_to_nothing():
             rates.append(r)
             loaded.append(pol._verify1_loaded)
         assert loaded == [False, True]  # checked, and a live price stands; without the check the load's
-        assert rates[0] >= 0.995 * rates[1]
+        assert rates[0] >= 0.99 * rates[1]
