@@ -529,9 +529,7 @@ class DraftPolicy:
         if not seen:  # none was steady and warm enough to price (a reply's cold first steps)
             return
         self._verify1_loaded = False
-        price = self.verify.values.get(1)
-        if price and min(seen) < price * (1.0 - LOAD_PRICE_OFF):
-            _drop(self.verify, 1)
+        if _drop_if_off(self.verify, 1, min(seen)):
             for x in seen:
                 self.verify.observe(1, x)
 
@@ -967,16 +965,19 @@ def _drop(table: CostTable, n: int) -> None:
 LOAD_PRICE_OFF = 0.25
 
 
-def _drop_if_off(table: CostTable, n: int, seconds: float) -> None:
+def _drop_if_off(table: CostTable, n: int, seconds: float) -> bool:
     """Forget the load's price of size n when a live one is more than `LOAD_PRICE_OFF` below it (the
     load was timed on a busy machine): the live step alone then prices it. Otherwise the live step
     joins the load's samples. Only cheaper: a plain step's first live price comes right after
     draft steps, on cold caches (the first two plain steps after a drafting run took 2.1-2.8 ms on
     demo F32 where target-only ran 1.67), and such a step replacing a price that was right would
-    make plain look up to 30% dearer than it runs, the direction in which a losing draft drafts on."""
+    make plain look up to 30% dearer than it runs, the direction in which a losing draft drafts on.
+    True when it forgot it."""
     price = table.values.get(n)
     if price and seconds < price * (1.0 - LOAD_PRICE_OFF):
         _drop(table, n)
+        return True
+    return False
 
 
 class FixedPolicy:

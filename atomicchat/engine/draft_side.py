@@ -123,13 +123,7 @@ class DraftSide:
         rows = d.embd_rows(E * len(self._layer_caches))
         self.end = pos0 + n_rows
         if n_rows == 1:  # the usual step (nothing accepted): one memmove per layer, no views
-            get, ptr, move, nb = self._get_layer_inp, tctx.ptr, ctypes.memmove, 4 * E
-            dst = d.embd_batch.embd_addr  # type: ignore[union-attr]
-            for k, (lid, _cache) in enumerate(self._layer_caches):
-                src = get(ptr, lid)
-                if not src:
-                    raise DecodeError("llama.cpp returned no target features for the draft.")
-                move(dst + k * nb, src, nb)
+            self._copy_row(tctx, d.embd_batch.embd_addr)  # type: ignore[union-attr]
             check_decode(d.decode_embd(1, pos0, self.n_pos_embd), "feeding the draft")
             return
         t0 = time.perf_counter()
@@ -150,8 +144,11 @@ class DraftSide:
         decode cost 0.84 ms (0.05 a row) and a copy of one row a few microseconds."""
         i = pos % STAGE_ROWS
         self._staged[i] = pos
+        self._copy_row(tctx, self._stage_addr + i * self._stage.strides[0])
+
+    def _copy_row(self, tctx: Context, dst: int) -> None:
+        """Copy the last target decode's first row of features, layer after layer, to address dst."""
         get, ptr, move, nb = self._get_layer_inp, tctx.ptr, ctypes.memmove, 4 * self.n_embd
-        dst = self._stage_addr + i * nb * len(self._layer_caches)
         for k, (lid, _cache) in enumerate(self._layer_caches):
             src = get(ptr, lid)
             if not src:

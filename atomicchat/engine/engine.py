@@ -352,11 +352,12 @@ class Engine:
                     t1 = clock()
                     tok = decode([tok, *drafts], pos)
                     t2 = clock()
+                    fed = 0.0
                     if k:
                         self._inject(k + 1, pos)
-                    else:  # a fed plain step keeps its row for the next draft (DraftSide.stage)
+                    else:  # a fed plain step keeps its row for the next draft (DraftSide.stage),
                         ds.stage(self.tctx, pos)
-                    fed = 0.0 if k else ds.row_seconds  # and its share of the decode that feeds it
+                        fed = ds.row_seconds  # priced with its share of the decode that feeds it
                     policy.calibrate(k, (t1 - t0) + (clock() - t2) + fed, t2 - t1)
                     pos += k + 1
             # Unfed plain steps last (they leave the draft's context behind): what a plain run
