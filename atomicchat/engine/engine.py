@@ -10,6 +10,7 @@ All methods must run on one thread: llama contexts are not thread-safe.
 from __future__ import annotations
 
 import ctypes
+import statistics
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -39,9 +40,26 @@ _MIN_CTX = 16
 # Load-time pricing of draft lengths (Engine._calibrate): at most this long; what it leaves unpriced,
 # replies learn as they run.
 CALIBRATION_BUDGET_S = 2.0
-# Unfed plain steps priced at the end of it: the bare table drops the first (the switch back from
-# fed steps) and keeps the last five.
+# Unfed plain steps priced at the end of it, until their price stops falling (`bare_settled`): the
+# bare table drops the first (the switch back from fed steps) and keeps the last five. Right after
+# other work a plain step runs slow for a while: on demo F32 (2-core Xeon with a 480 MiB L3 shared
+# with other guests, 2026-12-07) 3.3-3.6 ms falling to a steady 1.65 over ~10 steps after the load's
+# 8-row verifies (after 50 ms idle: 4.5, still 3.3 ten steps on). Six steps priced a plain run at
+# 2.3-3.4 ms, and the engine drafted 95% of its steps at 0.76-0.83x of target-only.
 BARE_CALIBRATION_STEPS = 6
+BARE_CALIBRATION_MOST = 48
+BARE_WINDOW = 5
+BARE_SETTLED = 0.97  # the last window's median at least this share of the window's before: settled
+
+
+def bare_settled(seconds: list[float]) -> bool:
+    """Whether unfed plain steps timed in a row (`seconds`, the first a switch the table drops) have
+    stopped getting cheaper: the median of the last `BARE_WINDOW` at least `BARE_SETTLED` of the
+    median of the `BARE_WINDOW` before them."""
+    if len(seconds) < max(BARE_CALIBRATION_STEPS, 1 + 2 * BARE_WINDOW):
+        return False
+    w = BARE_WINDOW
+    return statistics.median(seconds[-w:]) >= BARE_SETTLED * statistics.median(seconds[-2 * w : -w])
 # The most conversation state a snapshot resize copies to keep the caches, for a moment, in host
 # memory. The 9B pair keeps ~56 KiB a token (the target's attention KV ~32 in F16, the draft's ~24)
 # beside ~53 MB of recurrent state: 512 MiB is ~8.5k tokens. Past it the next prompt is read again.
@@ -365,13 +383,17 @@ class Engine:
             # target-only ran (demo F32 on a 2-core Xeon, 2026-12-07: 2.09-2.14 ms against 1.70),
             # since feeding the draft takes the target's weights out of the caches; drafting then
             # looked to pay where every length lost to target-only (adaptive 0.91-0.94x of it).
+            # They run until their price settles (`bare_settled`): right after other work a plain
+            # step runs slow for several steps.
             bare = getattr(policy, "calibrate_bare", None)  # a policy from before it (benchmarks)
-            for _ in range(BARE_CALIBRATION_STEPS if bare is not None and (sizes is None or 0 in sizes) else 0):
-                if clock() > t_stop or pos + 2 >= self.n_ctx:
+            timed: list[float] = []
+            while bare is not None and (sizes is None or 0 in sizes) and not bare_settled(timed):
+                if len(timed) >= BARE_CALIBRATION_MOST or clock() > t_stop or pos + 2 >= self.n_ctx:
                     return
                 t1 = clock()
                 tok = decode([tok], pos)
-                bare(clock() - t1)
+                timed.append(clock() - t1)
+                bare(timed[-1])
                 pos += 1
         finally:
             self._reset_cache()
