@@ -116,6 +116,9 @@ class FakeEngine:
             step += 1
         yield Finished(s.finish_reason, replace(stats), text=text)
 
+    def reset(self) -> None:
+        """Empty the caches: the fake keeps none."""
+
     def close(self) -> None:
         self.closed = True
 

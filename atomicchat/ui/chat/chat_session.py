@@ -474,7 +474,7 @@ class ChatSession(QObject):
         self.measuring_changed.emit(True)
         if not auto:
             self.notice.emit(
-                "info", "Measuring the target-only speed of this model (two short generations without the draft)…"
+                "info", "Measuring the target-only speed of this model (three short generations without the draft)…"
             )
 
     def _on_baseline(self, result: BaselineResult) -> None:
