@@ -85,6 +85,13 @@ class CostTable:
     def count(self, n: int) -> int:
         return len(self.samples.get(n, ()))
 
+    def scale(self, sizes: set[int], factor: float) -> None:
+        """Every sample of `sizes` times `factor` (prices timed when everything ran slower)."""
+        for n in sizes & self.samples.keys():
+            xs = self.samples[n] = [x * factor for x in self.samples[n]]
+            self.values[n] = _median(xs)
+        self.version += 1
+
     def provisional(self, n: int) -> bool:
         """Whether size n's only price is its first call (a graph build, or a switch from another
         size): one the table cannot yet tell from an outlier."""
@@ -267,6 +274,11 @@ class DraftPolicy:
     close_budget: float = 0.1  # the same after a probe that came close to paying
     close_decay: float = 1.5  # close_budget is divided by this for each further close call that did not pay
     probe_cap: int = 2048  # plain steps between probes at the most, whatever a probe costs
+    # Seconds of plain steps before a loaded model's first draft step at the most, when the load priced
+    # a verify of n rows above n one-row decodes (which batching never costs: the load was timed on a
+    # busy machine, `_load_implausible`). The first probe's live prices then correct the load's
+    # (`_check_load_price`). In plain steps: demo F32 ~600 on this CPU, SmolLM2 Q4_1 ~60-100.
+    first_probe_seconds: float = 1.0
     # A draft none of whose tokens was ever accepted (a mismatched pair): each probe that saw none
     # divides the probe budget by this and multiplies the cap, up to `never_most` times.
     never_decay: float = 2.0
@@ -293,7 +305,7 @@ class DraftPolicy:
     optimism: float = 1.0  # a probe goes on while a draft could pay at acceptance this many standard errors up
     probe_most: int = 12  # draft steps a probe makes at the most when it goes on
     bare_every: int = 64  # unfed plain steps per one whose cost is sampled (and the policy is asked)
-    # Draft decisions after a load before `check_steps` plain steps check a plain step's price, while that price
+    # Draft decisions after a load before plain steps (`check_most` at the most) check a plain step's price, while that price
     # is still the load's alone (`_plain_check_due`). The load prices in 0.1-2 s on a throwaway
     # prompt; a machine busy then prices a plain step 2-4x dearer than it runs (demo F32, 2-core
     # Xeon, three busy processes during the load: 5.8 ms against 1.6), and a drafting policy never
@@ -302,7 +314,12 @@ class DraftPolicy:
     # (0.98x with the check); on demo F16 with its load's plain prices made 3x, 12 replies ran at
     # 0.55-0.72x of target-only without it and 0.90x with it (the first 64 draft decisions drafted).
     plain_check: int = 64
-    check_steps: int = 4  # plain steps a check takes: the first pays the graph switch, the next come warmer
+    # Plain steps a check takes: until their price settles (`settled`), at most `check_most`. Right
+    # after draft steps a plain step runs slow for a while: on demo F32 (2-core Xeon whose shared L3
+    # holds the model, 2026-12-07 evening) ~2x for ~10 steps; a check of 4 steps priced plain at
+    # ~4 ms where target-only ran 2.0-2.3, and the engine drafted 90-97% of its steps at 0.72-0.98x
+    # of target-only over 12 replies.
+    check_most: int = 32
     # Steps at a reply's start whose costs may not move a price already known (2+ samples): the
     # caches come back cold from the prefill or from other programs. Interleaved with other engines,
     # demo F32's length-4 steps cost 14, 10, 6 and 2% more as a reply's steps 0-3 than later; priced
@@ -371,6 +388,10 @@ class DraftPolicy:
     _verify1_loaded: bool = False  # a fed plain step's price is the load's alone (`calibrate`)
     _bare1_loaded: bool = False  # the same for an unfed one (`calibrate_bare`)
     _since_load: int = 0  # draft decisions since the load's pricing
+    # Draft-step sizes whose prices are still the load's alone: verify sizes (k + 1) and draft lengths
+    # (`_check_load_price`).
+    _loaded_verify: set[int] = field(default_factory=set)
+    _loaded_draft: set[int] = field(default_factory=set)
     _check_left: int = 0  # plain steps of a plain-price check still to take
     _check_seen: list[float] | None = None  # the steady prices of the check under way (None: none)
 
@@ -519,25 +540,26 @@ class DraftPolicy:
             if (self.rate(k + 1) or 0.0) >= self.explore_within * (self.rate(k) or 0.0):
                 return k + 1
         if self._plain_check_due():
-            self._check_left, self._since_load, self._check_seen = self.check_steps - 1, 0, []
+            self._check_left, self._since_load, self._check_seen = self.check_most - 1, 0, []
             return 0
         return k
 
     def _end_check(self) -> None:
-        """A plain-price check's last step: its cheapest steady price (its steps come right after
-        draft steps, the first ones on colder caches) replaces the load's when far below it, and then
-        the check's prices alone stand."""
+        """A plain-price check's last step: the median of its last `CHECK_WINDOW` steady prices (its
+        first steps come right after draft steps, slower) replaces the load's when far below it, and
+        then those prices alone stand."""
         seen, self._check_seen = self._check_seen or [], None
         if not seen:  # none was steady and warm enough to price (a reply's cold first steps)
             return
         self._verify1_loaded = False
-        if _drop_if_off(self.verify, 1, min(seen)):
-            for x in seen:
+        last = seen[-CHECK_WINDOW:]
+        if _drop_if_off(self.verify, 1, _median(last)):
+            for x in last:
                 self.verify.observe(1, x)
 
     def _plain_check_due(self) -> bool:
-        """Whether a drafting run should take `check_steps` plain steps now (all but the first, after
-        one of their own size, are steady prices): `plain_check` draft decisions after a load whose
+        """Whether a drafting run should take plain steps now, until their price settles (all but the
+        first, after one of their own size, are steady prices): `plain_check` draft decisions after a load whose
         fed plain-step price no live step has replaced (`record`, `_end_check`)."""
         self._since_load += 1
         return self._verify1_loaded and self._since_load >= self.plain_check
@@ -638,6 +660,8 @@ class DraftPolicy:
         if not self._probes and (self.profile.success[1] > 0 or (not self._tried and upside >= self.early_upside)):
             return self._probe_gap  # the first probe comes early
         budget, cap = self.explore_budget * self._upside_share(upside), self.probe_cap
+        if self.first_probe_seconds > 0 and not self._tried and self._load_implausible():  # 0: off
+            cap = min(cap, max(self.probe_first, int(self.first_probe_seconds * plain)))
         if self._close:  # close: may pay again soon
             budget = max(budget, self.close_budget / self.close_decay ** max(0, self._close_fails - 1))
         elif self._probes and self.profile.success[1] == 0:  # never one drafted token accepted
@@ -658,6 +682,17 @@ class DraftPolicy:
             return self._probe_gap
         need = int(extra * plain / budget)
         return max(self._probe_gap, min(need, cap))
+
+    def _load_implausible(self) -> bool:
+        """Whether the load priced a verify of n rows above n one-row decodes. A batch of n rows
+        reads the weights once where n decodes read them n times, so it never costs that much
+        (demo F32 on this CPU: 8 rows 3.2x one row; Q8_0 5.5x at 9); such a price was timed while
+        something else took the machine (three busy processes at load: 5 rows at 16.6 ms, ~10x one)."""
+        ones = [v for v in (self.verify.values.get(1), self.bare.values.get(1)) if v]
+        if not ones:
+            return False
+        one = min(ones)
+        return any(self.verify.values.get(n, 0.0) > n * one for n in self._loaded_verify)
 
     def _upside_share(self, upside: float) -> float:
         """The share of the probe budget that drafting's best case earns: its `_upside` over
@@ -728,6 +763,8 @@ class DraftPolicy:
         self._since_load = 0
         if k:
             self.draft.observe(k, draft_seconds)
+            self._loaded_verify.add(k + 1)
+            self._loaded_draft.add(k)
         else:
             self.bare.observe(1, verify_seconds)
             self.feed.observe(1, draft_seconds)
@@ -795,6 +832,7 @@ class DraftPolicy:
         What the draft was seen to accept, and what a step costs besides its decodes, stay."""
         self.verify, self.draft, self.bare, self.feed = CostTable(), CostTable(), CostTable(), CostTable()
         self._verify1_loaded = self._bare1_loaded = False
+        self._loaded_verify, self._loaded_draft = set(), set()
         self._best_key = ()
         self._replan()
 
@@ -868,11 +906,15 @@ class DraftPolicy:
             self._gap_open = True
             return
         if self._prices(self.verify, k + 1, steady, cold):
-            if k == 0 and self._check_seen is not None:  # a check's steady step: judged at its last
+            if k == 0 and self._check_seen is not None:  # a check's steady step: judged once settled
                 self._check_seen.append(verify_seconds)
+                if settled(self._check_seen, CHECK_WINDOW):
+                    self._check_left = 0
             elif k == 0 and self._verify1_loaded:  # a plain step's first live price: the load's, if near
                 self._verify1_loaded = False
                 _drop_if_off(self.verify, 1, verify_seconds)
+            elif k:
+                _check_load_price(self.verify, self._loaded_verify, k + 1, verify_seconds)
             self.verify.observe(k + 1, verify_seconds)
         if k == 0 and self._check_seen is not None and self._check_left == 0:
             self._end_check()
@@ -889,6 +931,7 @@ class DraftPolicy:
                 self.feed.observe(1, draft_seconds)
             return
         if self._prices(self.draft, a, steady_draft, cold):
+            _check_load_price(self.draft, self._loaded_draft, a, draft_seconds)
             self.draft.observe(a, draft_seconds)
         self.profile.observe(a, n_accepted)
         self.memory.observe(a, n_accepted)
@@ -960,6 +1003,24 @@ class DraftPolicy:
             self._cycle, self._cycle_closing = None, False
 
 
+# A run of prices settles when the median of its last `SETTLE_WINDOW` is at least `SETTLE_RATIO` of
+# the median of the `SETTLE_WINDOW` before them (`settled`).
+SETTLE_WINDOW = 5
+SETTLE_RATIO = 0.97
+# A plain-price check's window: each of its steps forgoes a draft step, which may be worth several
+# (GPU-like costs at 90% a position, ~9 tokens a step: windows of 5 cost 1.4% of 6,000 tokens).
+CHECK_WINDOW = 3
+
+
+def settled(seconds: list[float], w: int = SETTLE_WINDOW) -> bool:
+    """Whether steps timed in a row have stopped getting cheaper: the median of the last w at least
+    `SETTLE_RATIO` of the median of the w before them. Right after other work a step of a model that
+    fits a shared cache runs slow for a while (demo F32 on the 2-core Xeon: 3.3-3.6 ms falling to a
+    steady 1.65 over ~10 steps): priced by its first steps, a plain run looks up to 2x dearer than
+    it runs."""
+    return len(seconds) >= 2 * w and _median(seconds[-w:]) >= SETTLE_RATIO * _median(seconds[-2 * w : -w])
+
+
 def _drop(table: CostTable, n: int) -> None:
     """Forget size n's price in `table`."""
     table.samples.pop(n, None)
@@ -984,6 +1045,24 @@ def _drop_if_off(table: CostTable, n: int, seconds: float) -> bool:
         _drop(table, n)
         return True
     return False
+
+
+def _check_load_price(table: CostTable, loaded: set[int], n: int, seconds: float) -> None:
+    """A draft step's first live price of size n while the load's alone prices it (`loaded`): more
+    than `LOAD_PRICE_OFF` below the cheapest of the load's samples, the load was timed on a busy
+    machine, which slows every size it timed alike, so every size still priced by the load alone
+    is scaled by the same ratio (live over the load's price of n) and n's samples give way to the
+    live one. Only cheaper, as for a plain step (`_drop_if_off`). Without it a load that priced
+    drafting 3x dear (demo F32's costs, simulated; plain priced right) never drafted again, 0.65-0.89x
+    of a load priced right: a probe's one steady step joined a median with the load's two samples,
+    and probes of a size the prices call hopeless come rarely."""
+    if n not in loaded:
+        return
+    loaded.discard(n)
+    xs = table.samples.get(n)
+    if xs and seconds < min(xs) * (1.0 - LOAD_PRICE_OFF):
+        table.scale(set(loaded), seconds / _median(xs))
+        _drop(table, n)
 
 
 class FixedPolicy:

@@ -10,7 +10,6 @@ All methods must run on one thread: llama contexts are not thread-safe.
 from __future__ import annotations
 
 import ctypes
-import statistics
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -24,7 +23,7 @@ from atomicchat.engine import chat
 from atomicchat.engine import attention, device_info, device_sampling
 from atomicchat.engine.detok import Detokenizer
 from atomicchat.engine.draft_confidence import DEFAULT_P_MIN, check_p_min
-from atomicchat.engine.draft_policy import DraftPolicy, FixedPolicy
+from atomicchat.engine.draft_policy import DraftPolicy, FixedPolicy, settled
 from atomicchat.engine.draft_side import DraftSide
 from atomicchat.engine.errors import ContextFullError, DecodeError, EngineError, PromptRefused, check_decode
 from atomicchat.engine.ext import load_ext
@@ -48,18 +47,12 @@ CALIBRATION_BUDGET_S = 2.0
 # 2.3-3.4 ms, and the engine drafted 95% of its steps at 0.76-0.83x of target-only.
 BARE_CALIBRATION_STEPS = 6
 BARE_CALIBRATION_MOST = 48
-BARE_WINDOW = 5
-BARE_SETTLED = 0.97  # the last window's median at least this share of the window's before: settled
 
 
 def bare_settled(seconds: list[float]) -> bool:
     """Whether unfed plain steps timed in a row (`seconds`, the first a switch the table drops) have
-    stopped getting cheaper: the median of the last `BARE_WINDOW` at least `BARE_SETTLED` of the
-    median of the `BARE_WINDOW` before them."""
-    if len(seconds) < max(BARE_CALIBRATION_STEPS, 1 + 2 * BARE_WINDOW):
-        return False
-    w = BARE_WINDOW
-    return statistics.median(seconds[-w:]) >= BARE_SETTLED * statistics.median(seconds[-2 * w : -w])
+    stopped getting cheaper (`draft_policy.settled` on the rest)."""
+    return len(seconds) >= BARE_CALIBRATION_STEPS and settled(seconds[1:])
 # The most conversation state a snapshot resize copies to keep the caches, for a moment, in host
 # memory. The 9B pair keeps ~56 KiB a token (the target's attention KV ~32 in F16, the draft's ~24)
 # beside ~53 MB of recurrent state: 512 MiB is ~8.5k tokens. Past it the next prompt is read again.

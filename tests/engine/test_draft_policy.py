@@ -732,18 +732,20 @@ def test_the_probe_gap_follows_what_a_probe_costs_next_to_a_plain_step():
 
     cheap = policy(verify_s=1.2e-3, draft_s=0.3e-3, feed_s=0.01e-3)
     assert cheap._gap(7) == cheap.probe_first  # a probe costs about one plain step: the learned gap
-    dear = policy(verify_s=4e-3, draft_s=2e-3, feed_s=1e-3)
-    assert dear.feed.estimate(1) == pytest.approx(1e-3)
-    assert 1000 < budget_gap(dear, 4e-3, 2e-3, 1e-3) < DraftPolicy.probe_cap
-    want = budget_gap(dear, 4e-3, 2e-3, 1e-3)
+    # dear on the draft's side: a verify of 2 rows priced above 2 plain steps would bring the first
+    # probe early on its own (`first_probe_seconds`, tested apart)
+    dear = policy(verify_s=1.9e-3, draft_s=4.1e-3, feed_s=1e-3)
+    assert dear.feed.estimate(1) == pytest.approx(1e-3) and not dear._load_implausible()
+    assert 1000 < budget_gap(dear, 1.9e-3, 4.1e-3, 1e-3) < DraftPolicy.probe_cap
+    want = budget_gap(dear, 1.9e-3, 4.1e-3, 1e-3)
     assert want * 0.97 <= dear._gap(7) <= want * 1.03  # nothing accepted yet: the first probe is held back too
-    dear.record(1, 0, 2e-3, 4e-3)  # the sweep drafted, nothing accepted: still held back
+    dear.record(1, 0, 4.1e-3, 1.9e-3)  # the sweep drafted, nothing accepted: still held back
     assert want * 0.97 <= dear._gap(7) <= want * 1.03
     dear.profile.observe(1, 1)  # once a drafted token was accepted, the first probe comes early
     assert dear._gap(7) == dear.probe_first
     dear._probes = 1  # later ones keep to the budget
-    assert budget_gap(dear, 4e-3, 2e-3, 1e-3) * 0.97 <= dear._gap(7) <= budget_gap(dear, 4e-3, 2e-3, 1e-3) * 1.03
-    dearest = policy(verify_s=80e-3, draft_s=40e-3, feed_s=20e-3)
+    assert budget_gap(dear, 1.9e-3, 4.1e-3, 1e-3) * 0.97 <= dear._gap(7) <= budget_gap(dear, 1.9e-3, 4.1e-3, 1e-3) * 1.03
+    dearest = policy(verify_s=1.9e-3, draft_s=118e-3, feed_s=20e-3)
     assert dearest._gap(7) == DraftPolicy.probe_cap
     assert DraftPolicy(k_max=7)._gap(7) == DraftPolicy.probe_first  # nothing known yet
 
@@ -1326,7 +1328,9 @@ def test_a_new_pricing_works_the_probe_gap_out_again():
     dear = lambda n: verify(n) * (1.0 if n == 1 else 1.6)  # noqa: E731
 
     def run(replan: bool, seed: int) -> tuple[float, int | None]:
-        policy = calibrated(DraftPolicy(k_max=7), dear, draft, 0.12e-3)
+        # (a verify priced above as many plain steps as it has rows brings the first probe early on
+        # its own, `first_probe_seconds`: off here, where the replanning is tested)
+        policy = calibrated(DraftPolicy(k_max=7, first_probe_seconds=0.0), dear, draft, 0.12e-3)
         assert policy._upside(policy.rate(0)) < 0
         if not replan:
             policy._replan = lambda: None
@@ -1369,8 +1373,8 @@ def test_a_plain_price_from_a_busy_load_is_checked_live(factor):
     """A load on a busy machine priced plain steps 2-4x dearer than they run (demo F32: 5.8 ms against
     1.6), and a drafting policy takes no plain steps to learn better: where drafting loses at every
     length it drafted 99% of 6,000 tokens at 0.56-0.68x of target-only. Now a drafting run takes
-    `check_steps` plain steps after `plain_check` draft decisions while a plain step's price is the
-    load's alone, and their cheapest steady price replaces the load's when far below it."""
+    plain steps after `plain_check` draft decisions while a plain step's price is the load's alone,
+    until their price settles, and their settled price replaces the load's when far below it."""
     verify, draft = _cost_table(_F16_LIKE_VERIFY), _cost_table(_F16_LIKE_DRAFT)
     plain = 1.0 / (verify(1) + 3e-5)
     for acceptance in (0.6, 0.8):
@@ -1387,7 +1391,7 @@ def test_a_plain_price_from_a_busy_load_is_checked_live(factor):
 
 
 def test_a_plain_price_check_costs_a_paying_draft_next_to_nothing():
-    """Priced right at load, the check is four plain steps once, and a live price stands after it:
+    """Priced right at load, the check is ~11 plain steps once, and a live price stands after it:
     where drafting pays from the first step (GPU-like costs, 90% a position, ~9 tokens a draft step,
     no plain step of its own before the check), within 1% of the policy without it over 6,000 tokens
     (0.993 and 1.001 on these two seeds)."""
@@ -1403,3 +1407,81 @@ def test_a_plain_price_check_costs_a_paying_draft_next_to_nothing():
             loaded.append(pol._verify1_loaded)
         assert loaded == [False, True]  # checked, and a live price stands; without the check the load's
         assert rates[0] >= 0.99 * rates[1]
+
+
+def test_a_probes_live_price_far_below_the_loads_rescales_every_size_the_load_priced():
+    """A load timed on a busy machine slows every size it times alike. The first live steady price of
+    a size still priced by the load alone, more than `LOAD_PRICE_OFF` below the cheapest of the
+    load's samples, scales every such size by live over the load's price (and replaces that size's
+    samples); only cheaper, and only once a size."""
+    verify, draft = _cost_table(_F32_VERIFY), _cost_table(_F32_DRAFT)
+    policy = calibrated(DraftPolicy(k_max=7), lambda n: verify(n) * (3.0 if n > 1 else 1.0), lambda k: draft(k) * 3.0)
+    policy._sweep, policy.settle = [], 0
+    assert policy._loaded_verify == {2, 3, 5, 8} and policy._loaded_draft == {1, 2, 4, 7}
+    policy.record(4, 2, draft(4), verify(5))  # a switch into length 4: not a price
+    policy.record(4, 2, draft(4), verify(5))  # steady: the load's prices of 5 and 4 were 3x dear
+    for n in (2, 3, 5, 8):
+        assert policy.verify.estimate(n) == pytest.approx(verify(n))
+    for k in (1, 2, 4, 7):
+        assert policy.draft.estimate(k) == pytest.approx(draft(k))
+    assert policy._loaded_verify == {2, 3, 8} and policy._loaded_draft == {1, 2, 7}  # rescaled, still the load's
+    policy.record(2, 1, 5 * draft(2), 5 * verify(3))  # dearer than the load: joins its samples, scales nothing
+    assert policy.verify.estimate(8) == pytest.approx(verify(8))
+    right = calibrated(DraftPolicy(k_max=7), verify, draft)
+    right._sweep, right.settle = [], 0
+    right.record(4, 2, 0.8 * draft(4), 0.8 * verify(5))
+    right.record(4, 2, 0.8 * draft(4), 0.8 * verify(5))  # 20% below the load's: within its noise, joins it
+    assert right.verify.estimate(8) == pytest.approx(verify(8)) and right.verify.count(5) == 3
+
+
+def test_a_load_that_priced_drafting_hopeless_is_probed_within_a_second():
+    """The load priced every draft size 3x dear and plain steps right (on these costs, where length
+    4-5 runs at ~1.3x of plain steps at 80% a position, drafting then looked hopeless). A verify of
+    n rows priced above n plain steps is no price batching can have, so the first probe comes
+    within `first_probe_seconds` of plain steps instead of the budget's ~2,000, and its live prices
+    rescale the load's. Over 3,000 tokens: 0.986-1.007 of a load priced right on these seeds, 0.84-0.85
+    with the first probe left to the budget (`first_probe_seconds` 0)."""
+    verify, draft = _cost_table(_F32_VERIFY), _cost_table(_F32_DRAFT)
+    for seed in range(4):
+        rates = {}
+        for name, factor, early in (("right", 1.0, 1.0), ("dear", 3.0, 1.0), ("late", 3.0, 0.0)):
+            policy = calibrated(DraftPolicy(k_max=7, first_probe_seconds=early),
+                                lambda n, f=factor: verify(n) * (f if n > 1 else 1.0), lambda k, f=factor: draft(k) * f)
+            if name != "right":
+                assert policy._load_implausible() and policy.best(7) == 0
+            rates[name], chosen = simulate(policy, verify, draft, geometric(0.8, 7, seed), n_tokens=3000,
+                                           reply_len=300, overhead=1e-5)
+            if name == "dear":
+                first = next(i for i, k in enumerate(chosen) if k)
+                assert first <= 1.0 / verify(1) + 1, first  # within a second of plain steps
+        assert rates["dear"] >= 0.97 * rates["right"], (seed, rates)
+        assert rates["late"] <= 0.9 * rates["right"], (seed, rates)
+
+
+def test_a_plain_price_check_waits_for_its_price_to_settle():
+    """Right after draft steps a plain step runs slow for a while (demo F32 on the 2-core Xeon: ~2x
+    for ~10 steps), and a check of four plain steps priced plain at ~4 ms where target-only ran at
+    2.0-2.3: the engine then drafted 90-97% of its steps at 0.72-0.98x of target-only. The check now
+    takes plain steps until their price settles (`settled`, windows of `CHECK_WINDOW`) and prices
+    plain by its last window."""
+    verify, draft = _cost_table(_F16_LIKE_VERIFY), _cost_table(_F16_LIKE_DRAFT)
+    base = verify(1)
+    pol = _loaded(DraftPolicy(k_max=7), verify, draft, 3.0)
+    pol._sweep, pol.settle = [], 0
+    for _ in range(DraftPolicy.plain_check + 10):  # a drafting run until the check is due
+        k = pol.choose(7)
+        if not k:
+            break
+        pol.record(k, k, draft(k), verify(k + 1))
+    assert k == 0 and pol._check_seen == []
+    ramp = [2.2, 2.0, 1.8, 1.6, 1.45, 1.3, 1.2, 1.1, 1.05, 1.0] + [1.0] * 30
+    taken = 0
+    for factor in ramp:
+        if taken:
+            if pol._check_seen is None:
+                break
+            assert pol.choose(7) == 0
+        pol.record(0, 0, 1e-4, factor * base)
+        taken += 1
+    assert pol._check_seen is None and 12 <= taken < DraftPolicy.check_most
+    assert pol.verify.estimate(1) == pytest.approx(base)  # the settled price, not the ramp's

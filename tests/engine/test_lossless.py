@@ -407,7 +407,8 @@ def test_unfed_steps_at_load_are_priced_once_they_stop_getting_cheaper():
     480 MiB L3, 2026-12-07) the load's first unfed steps after its 8-row verifies took 3.3-3.6 ms
     and fell to a steady ~1.65 over ~10 steps. Six steps priced a plain run at 2.3-3.4 ms, and the
     engine drafted 95% of its steps at 0.76-0.83x of target-only. `bare_settled` waits out the fall."""
-    from atomicchat.engine.engine import BARE_CALIBRATION_STEPS, BARE_WINDOW, bare_settled
+    from atomicchat.engine.draft_policy import SETTLE_WINDOW as BARE_WINDOW
+    from atomicchat.engine.engine import BARE_CALIBRATION_STEPS, bare_settled
 
     ms = [3.56, 3.27, 3.09, 2.61, 2.16, 1.79, 1.77, 1.70, 1.59, 1.68, 1.62, 1.72, 1.66, 1.65, 1.67, 1.58, 1.68]
     first = next(n for n in range(1, len(ms) + 1) if bare_settled(ms[:n]))
