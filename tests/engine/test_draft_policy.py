@@ -1412,8 +1412,9 @@ def test_a_plain_price_check_costs_a_paying_draft_next_to_nothing():
 def test_a_probes_live_price_far_below_the_loads_rescales_every_size_the_load_priced():
     """A load timed on a busy machine slows every size it times alike. The first live steady price of
     a size still priced by the load alone, more than `LOAD_PRICE_OFF` below the cheapest of the
-    load's samples, scales every such size by live over the load's price (and replaces that size's
-    samples); only cheaper, and only once a size."""
+    load's samples, replaces that size's samples and, where the load's prices show it was busy
+    (`_load_implausible`), scales every such size by live over the load's price; only cheaper, and
+    only once a size."""
     verify, draft = _cost_table(_F32_VERIFY), _cost_table(_F32_DRAFT)
     policy = calibrated(DraftPolicy(k_max=7), lambda n: verify(n) * (3.0 if n > 1 else 1.0), lambda k: draft(k) * 3.0)
     policy._sweep, policy.settle = [], 0
@@ -1432,6 +1433,15 @@ def test_a_probes_live_price_far_below_the_loads_rescales_every_size_the_load_pr
     right.record(4, 2, 0.8 * draft(4), 0.8 * verify(5))
     right.record(4, 2, 0.8 * draft(4), 0.8 * verify(5))  # 20% below the load's: within its noise, joins it
     assert right.verify.estimate(8) == pytest.approx(verify(8)) and right.verify.count(5) == 3
+    # a load whose prices batching could have (no verify above as many plain steps as its rows), one
+    # size 1.8x dear: that size gives way to the live price, and nothing else moves
+    noisy = calibrated(DraftPolicy(k_max=7), lambda n: verify(n) * (1.8 if n == 5 else 1.0), draft)
+    noisy._sweep, noisy.settle = [], 0
+    assert not noisy._load_implausible()
+    noisy.record(4, 2, draft(4), verify(5))
+    noisy.record(4, 2, draft(4), verify(5))
+    assert noisy.verify.estimate(5) == pytest.approx(verify(5)) and noisy.verify.count(5) == 1
+    assert noisy.verify.estimate(8) == pytest.approx(verify(8)) and noisy.verify.estimate(3) == pytest.approx(verify(3))
 
 
 def test_a_load_that_priced_drafting_hopeless_is_probed_within_a_second():
