@@ -317,8 +317,8 @@ class DraftPolicy:
     # Plain steps a check takes: until their price settles (`settled`), at most `check_most`. Right
     # after draft steps a plain step runs slow for a while: on demo F32 (2-core Xeon whose shared L3
     # holds the model, 2026-12-07 evening) ~2x for ~10 steps; a check of 4 steps priced plain at
-    # ~4 ms where target-only ran 2.0-2.3, and the engine drafted 90-97% of its steps at 0.72-0.98x
-    # of target-only over 12 replies.
+    # ~4 ms where target-only ran 2.0-2.2, and 12 replies drafted ~90% of their steps at 0.87-0.94x
+    # of target-only.
     check_most: int = 32
     # Steps at a reply's start whose costs may not move a price already known (2+ samples): the
     # caches come back cold from the prefill or from other programs. Interleaved with other engines,
@@ -896,7 +896,7 @@ class DraftPolicy:
         self._last_k, self._last_asked = k, a
         cold = self._reply_step < self.settle
         # whether the load was timed busy, judged before either table's check below moves a price
-        busy = bool(a) and bool(self._loaded_verify or self._loaded_draft) and self._load_implausible()
+        busy = bool(a) and (k + 1 in self._loaded_verify or a in self._loaded_draft) and self._load_implausible()
         self._reply_step += 1
         if a == 0 and not fed:
             if self._bare_due() and self._prices(self.bare, 1, steady, cold):
@@ -1056,7 +1056,7 @@ def _check_load_price(table: CostTable, loaded: set[int], n: int, seconds: float
     timed on a busy machine (`busy`: `DraftPolicy._load_implausible`), which slows every size it
     timed, every size still priced by the load alone is also scaled by the same ratio (live over
     the load's price of n). Without it a load that priced drafting 3x dear (demo F32's costs,
-    simulated; plain priced right) never drafted again, 0.65-0.89x of a load priced right: a probe's
+    simulated; plain priced right) never drafted again, 0.64-0.89x of a load priced right: a probe's
     one steady step joined a median with the load's two samples, and probes of a size the prices
     call hopeless come rarely. Scaled on any load (one live step against one noisy load price), demo
     F32 prose drafted at a loss in a slow spell: 0.90x of the policy without it in one paired run."""

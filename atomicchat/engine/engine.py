@@ -44,19 +44,19 @@ CALIBRATION_BUDGET_S = 2.0
 # other work a plain step runs slow for a while: on demo F32 (2-core Xeon with a 480 MiB L3 shared
 # with other guests, 2026-12-07) 3.3-3.6 ms falling to a steady 1.65 over ~10 steps after the load's
 # 8-row verifies (after 50 ms idle: 4.5, still 3.3 ten steps on). Six steps priced a plain run at
-# 2.3-3.4 ms, and the engine drafted 95% of its steps at 0.76-0.83x of target-only.
+# 2.3-3.4 ms, and the engine drafted 41-99% of its steps at 0.76-0.94x of target-only.
 BARE_CALIBRATION_STEPS = 6
 BARE_CALIBRATION_MOST = 48
+# The most conversation state a snapshot resize copies to keep the caches, for a moment, in host
+# memory. The 9B pair keeps ~56 KiB a token (the target's attention KV ~32 in F16, the draft's ~24)
+# beside ~53 MB of recurrent state: 512 MiB is ~8.5k tokens. Past it the next prompt is read again.
+KEEP_STATE_MAX_BYTES = 512 << 20
 
 
 def bare_settled(seconds: list[float]) -> bool:
     """Whether unfed plain steps timed in a row (`seconds`, the first a switch the table drops) have
     stopped getting cheaper (`draft_policy.settled` on the rest)."""
     return len(seconds) >= BARE_CALIBRATION_STEPS and settled(seconds[1:])
-# The most conversation state a snapshot resize copies to keep the caches, for a moment, in host
-# memory. The 9B pair keeps ~56 KiB a token (the target's attention KV ~32 in F16, the draft's ~24)
-# beside ~53 MB of recurrent state: 512 MiB is ~8.5k tokens. Past it the next prompt is read again.
-KEEP_STATE_MAX_BYTES = 512 << 20
 
 
 def _snapshot(stats: GenStats) -> GenStats:
