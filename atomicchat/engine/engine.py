@@ -23,7 +23,7 @@ from atomicchat.engine import chat
 from atomicchat.engine import attention, device_info, device_sampling
 from atomicchat.engine.detok import Detokenizer
 from atomicchat.engine.draft_confidence import DEFAULT_P_MIN, check_p_min
-from atomicchat.engine.draft_policy import DraftPolicy, FixedPolicy, settled
+from atomicchat.engine.draft_policy import SETTLE_WINDOW, DraftPolicy, FixedPolicy, settled
 from atomicchat.engine.draft_side import DraftSide
 from atomicchat.engine.errors import ContextFullError, DecodeError, EngineError, PromptRefused, check_decode
 from atomicchat.engine.ext import load_ext
@@ -45,7 +45,7 @@ CALIBRATION_BUDGET_S = 2.0
 # with other guests, 2026-12-07) 3.3-3.6 ms falling to a steady 1.65 over ~10 steps after the load's
 # 8-row verifies (after 50 ms idle: 4.5, still 3.3 ten steps on). Six steps priced a plain run at
 # 2.3-3.4 ms, and the engine drafted 41-99% of its steps at 0.76-0.94x of target-only.
-BARE_CALIBRATION_STEPS = 6
+BARE_CALIBRATION_STEPS = 1 + 2 * SETTLE_WINDOW  # the fewest `bare_settled` can stop at: the switch, two windows
 BARE_CALIBRATION_MOST = 48
 # The most conversation state a snapshot resize copies to keep the caches, for a moment, in host
 # memory. The 9B pair keeps ~56 KiB a token (the target's attention KV ~32 in F16, the draft's ~24)
@@ -56,7 +56,7 @@ KEEP_STATE_MAX_BYTES = 512 << 20
 def bare_settled(seconds: list[float]) -> bool:
     """Whether unfed plain steps timed in a row (`seconds`, the first a switch the table drops) have
     stopped getting cheaper (`draft_policy.settled` on the rest)."""
-    return len(seconds) >= BARE_CALIBRATION_STEPS and settled(seconds[1:])
+    return settled(seconds[1:])
 
 
 def _snapshot(stats: GenStats) -> GenStats:
