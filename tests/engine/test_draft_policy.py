@@ -1396,6 +1396,24 @@ def test_openings_no_better_than_the_rest_cost_next_to_nothing(p):
         assert now >= 0.99 * before, (seed, now, before)
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_openings_that_missed_their_first_tries_are_tried_again_replies_later(seed):
+    """The first two tries draw nothing (openings that miss at first), then the openings fit: the
+    counts behind them fade a reply (`opening_fade`), so they are tried again ~35 replies on and
+    drafted from then (64 replies: 1.02x of a plain step); unfaded, two misses closed them for good."""
+    verify, draft = _cost_table(_F32_XEON_VERIFY), _cost_table(_F32_XEON_DRAFT)
+
+    def run(fade: float) -> tuple[float, DraftPolicy]:
+        policy = calibrated(DraftPolicy(k_max=7, opening_fade=fade), verify, draft, 0.12e-3)
+        openings = itertools.chain(itertools.repeat(0, 4 * 32), geometric(0.99, 7, seed + 100))
+        rate, _ = simulate(policy, verify, draft, geometric(0.6, 7, seed), n_tokens=128 * 64, reply_len=128,
+                           feed=0.12e-3, gap_row=0.02e-3, overhead=0.15e-3, opening=(32, openings))
+        return rate * (verify(1) + 0.15e-3), policy
+
+    (now, policy), (unfaded, closed) = run(DraftPolicy.opening_fade), run(1.0)
+    assert now >= unfaded + 0.03 and policy.opening_profile.p()[1] > 0.9 > 0.5 > closed.opening_profile.p()[1]
+
+
 _F16_LIKE_VERIFY = {1: 1.0, 2: 1.9, 3: 2.6, 5: 3.8, 8: 5.6}  # ms: drafting loses at every length
 _F16_LIKE_DRAFT = {1: 0.9, 2: 0.95, 4: 1.1, 7: 1.4}
 
