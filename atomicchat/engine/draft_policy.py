@@ -177,26 +177,22 @@ class AcceptanceProfile:
 
     def observe(self, k: int, n_accepted: int) -> None:
         """A draft of k tokens of which the first n_accepted matched the target."""
-        self.version += 1
-        d = self.decay
-        self.success = [s * d for s in self.success]
-        self.trials = [t * d for t in self.trials]
+        self.fade(self.decay)
         self._count(k, n_accepted, 1.0)
         if k >= 1 and self.shift_alpha > 0 and self._shifted(k, n_accepted):
             # the history before the window keeps `shift_keep` of its weight, the window all of its own
             window, self._recent = self._recent, []
-            self.success = [s * self.shift_keep for s in self.success]
-            self.trials = [t * self.shift_keep for t in self.trials]
+            self.fade(self.shift_keep)
             for kk, nn in window:
                 self._count(kk, nn, 1.0 - self.shift_keep)
             self.shifts += 1
 
     def fade(self, factor: float) -> None:
-        """Scale every count by `factor` (< 1: the history weighs less, as time passes)."""
-        if factor != 1.0:
-            self.success = [s * factor for s in self.success]
-            self.trials = [t * factor for t in self.trials]
-            self.version += 1
+        """Scale every count by `factor` (< 1: the history weighs less: a draft step's decay, a
+        shift's cut, a reply's fade of the openings' counts)."""
+        self.success = [s * factor for s in self.success]
+        self.trials = [t * factor for t in self.trials]
+        self.version += 1
 
     def _count(self, k: int, n_accepted: int, weight: float) -> None:
         for j in range(1, min(n_accepted + 1, k) + 1):
@@ -612,7 +608,7 @@ class DraftPolicy:
         its opening may be drafted apart from the rest (once the sweep is done, outside a drafting run)."""
         self._reply_step = self._reply_tokens = 0
         self._opening_on = self.opening > 0 and self._sweep == [] and not self._in_run
-        if self.profile.success[1] > 0 or self.opening_profile.success[1] > 0:  # else no try could pay
+        if self._ever_accepted():  # else no try could pay
             self.opening_profile.fade(self.opening_fade)
 
     def _opening_k(self, limit: int) -> int:
@@ -620,8 +616,8 @@ class DraftPolicy:
         tokens are past, a probe, check or drafting run is under way, or no length beats a plain step
         at what the openings accepted, `optimism` standard errors up. While the openings have shown
         fewer than `opening_tries` first tokens (faded: `opening_fade`), that some length could pay at
-        the best acceptance drafts reach is enough: one unlucky first try must not close them for good. A try
-        drafts a probe's length (by `memory`), short where the draft fits the rest poorly: SmolLM2
+        the best acceptance drafts reach is enough: one unlucky first try must not close them for
+        good. A try drafts a probe's length (by `memory`), short where the draft fits the rest poorly: SmolLM2
         Q4_1 prose tried at the best acceptance's length (7, ~4.5 plain steps a step) ran ~1% slower
         over 6 replies than with no openings drafted."""
         if self._reply_tokens >= self.opening or self._in_run or self._probe_left or self._check_left:
@@ -869,9 +865,13 @@ class DraftPolicy:
         0.911x of target-only with 15, 0.996x with none, benchmarks/idle_draft_cost.py). Back to
         `full` as soon as a drafted token is accepted (a draft step rolls back through a checkpoint
         meanwhile, exact but dearer)."""
-        if self.profile.success[1] > 0 or self.opening_profile.success[1] > 0:
+        if self._ever_accepted():
             return full
         return 0 if sum(self._tried.values()) >= self.rollback_evidence else full
+
+    def _ever_accepted(self) -> bool:
+        """Whether a drafted token of this pair was ever accepted, in a reply's opening or after it."""
+        return self.profile.success[1] > 0 or self.opening_profile.success[1] > 0
 
     def forget_plain(self) -> None:
         """Drop what a plain step was seen to cost (the context changed under it)."""
