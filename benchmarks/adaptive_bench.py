@@ -20,8 +20,10 @@ neighbour (or a predecessor that emptied the caches) hurts all of them alike:
 tokens/s = generated tokens / seconds from the first generated token to the last, summed over the case's
 prompts (llama-server: its predicted_n / predicted_ms). ad/best is adaptive over the best of target-only
 and the fixed lengths, with a 90% bootstrap interval over the paired replies (`interval`): on a noisy
-host it says whether a shortfall is there at all. Before each prompt but the first, every engine's
-contexts are made again and its sizes priced as at load (Engine.remake_contexts(reprice=True);
+host it says whether a shortfall is there at all. held-out is adaptive over that best chosen on half
+the replies and timed on the other half (`held_out_best`): the best of ten noisy columns is raised
+by whichever drew the luckiest replies, and this estimate is not. Before each prompt but the first,
+every engine's contexts are made again and its sizes priced as at load (Engine.remake_contexts(reprice=True);
 --remake repeat: before each repeat, and the interval resamples whole repeats; never: not at all):
 where llama.cpp's buffers land can slow one engine by up to 14% for its whole life (on the 2-core
 Xeon, 2026-12-05: SmolLM2's plain step 10 ms on one context, 17 on another), so each configuration
@@ -31,7 +33,8 @@ must equal the target-only output token for token, or the run fails.
 
 Cases: the bundled demo pair as F32 (shipped), F16 and Q8_0 (converted once into the cache with
 llama.cpp's quantize API), code and prose prompts; `atomicchat bench`'s generated pairs
-(tiny-llama, tiny-llama-own, tiny-qwen35), whose random drafts are accepted ~0% of the time; and the
+(tiny-llama, tiny-llama-own, tiny-qwen35), whose random drafts are accepted ~0% of the time (their
+replies take milliseconds: they run `TINY_REPEATS` times the repeats asked); and the
 first-run pair, SmolLM2-135M-Instruct as shipped (Q4_1) and as an F16 copy, with its DFlash draft, on
 benchmarks/smol_bench.py's held-out code and prose prompts.
 
@@ -124,6 +127,11 @@ class Tally:
         return self.tokens / self.seconds if self.seconds > 0 else 0.0
 
 
+# The generated pairs' replies take ~15 ms: their cases run this many times the repeats asked (at
+# `--repeats 3`, each configuration's 18 replies took ~0.3 s, and adaptive over target-only read
+# 0.91-1.05 across runs at the same 100% plain steps; 2-core EPYC, 2026-12-07).
+TINY_REPEATS = 8
+
 DRAFT_IDLE = "draft idle"  # the draft's engine on plain steps: not a choice the best is taken from
 
 
@@ -212,8 +220,10 @@ def bench_case(case: Case, a: argparse.Namespace, server_bin: Path | None) -> di
         if a.gpu_layers and not (spec.info.gpu_layers_used and base.info.gpu_layers_used):
             raise SystemExit(f"adaptive_bench: {case.name}: --gpu-layers {a.gpu_layers} asked, but the model runs "
                              f"on {spec.info.device}")
+        repeats = a.repeats
         if case.prompts is None:
             prompts = bench.tiny_prompts(a.prompts, base.n_vocab)
+            repeats *= TINY_REPEATS
         else:
             prompts = [base.chat_prompt([{"role": "user", "content": t}]) for t in case.prompts[: a.prompts]]
         kmax = spec.draft_max
@@ -270,10 +280,10 @@ def bench_case(case: Case, a: argparse.Namespace, server_bin: Path | None) -> di
             random.Random(rep * 1000 + pi).shuffle(out)
             return out
 
-        def rounds(names: list[str], remake: bool) -> None:
-            """Every prompt of every repeat, `names` in a fresh order each; with `remake`, the
+        def rounds(names: list[str], remake: bool, n: int) -> None:
+            """Every prompt of n repeats, `names` in a fresh order each; with `remake`, the
             engines drawn anew first as `--remake` says."""
-            for rep in range(a.repeats):
+            for rep in range(n):
                 for pi, prompt in enumerate(prompts):
                     if remake and (rep or pi) and (a.remake == "prompt" or (a.remake == "repeat" and not pi)):
                         for eng in engines:  # a new memory placement, priced as at load (Engine.remake_contexts)
@@ -283,19 +293,20 @@ def bench_case(case: Case, a: argparse.Namespace, server_bin: Path | None) -> di
                     for name in shuffled(names, rep, pi):
                         reply(name, prompt)
 
-        rounds(order, remake=True)
+        rounds(order, remake=True, n=repeats)
         if not interleaved:
             # llama-server in a block of its own (the default): shuffled in among the engines'
             # replies, its requests came with a +-5% bias between two engines on plain-only cells
             # (run J, tiny-llama 1.047 and tiny-llama-own 0.930 of target-only; 0.984 and 0.991
             # without it)
-            rounds(list(servers), remake=False)
+            rounds(list(servers), remake=False, n=a.repeats)  # as asked: no ratio is taken between them
         ref = tallies["target-only"].outputs
         differs: dict[str, str] = {}
         engine_differs: dict[str, dict[str, Any]] = {}
         decoded: dict[tuple[int, int], Any] = {}  # one one-row decode per (run, token) that parted
         for name, t in tallies.items():
-            where = first_difference(t.outputs, ref)
+            # (in a block of their own the servers ran the repeats asked: the first of the engines')
+            where = first_difference(t.outputs, ref[: len(t.outputs)] if name in servers else ref)
             if where is None:
                 continue
             msg = f"{case.name} {name}: tokens differ from target-only at {where}"
@@ -316,7 +327,9 @@ def bench_case(case: Case, a: argparse.Namespace, server_bin: Path | None) -> di
             "case": case.name,
             "kind": case.kind,
             "k_max": kmax,
-            "block": len(prompts) if a.repeats > 1 and a.remake == "repeat" else 1,
+            "block": len(prompts) if repeats > 1 and a.remake == "repeat" else 1,
+            "repeats": repeats,
+            "n_prompts": len(prompts),
             "configs": {n: {"tps": t.tps, "tokens": t.tokens, "seconds": t.seconds, "drafted": t.drafted,
                             "accepted": t.accepted, "draft_steps": t.draft_steps, "steps": t.steps,
                             "runs": t.runs}
@@ -371,6 +384,39 @@ def interval(runs_a: list[tuple[int, float]], runs_b: list[tuple[int, float]], n
         return None
     ratios.sort()
     return ratios[int(0.05 * (len(ratios) - 1))], ratios[int(0.95 * (len(ratios) - 1))]
+
+
+def held_out_best(configs: dict[str, dict[str, Any]], n_prompts: int) -> tuple[float, list[str]] | None:
+    """The best of target-only and the fixed lengths, chosen on one half of the replies and timed on
+    the other (tokens/s over both halves, and the two choices). The plain best of ten noisy columns
+    is biased upward (the winner's curse): where several lengths run within a few percent of each
+    other, whichever drew the luckiest replies is taken for the best, and measured by those same
+    replies. The halves are a checkerboard of prompt and repeat (reply i: prompt i % n_prompts,
+    repeat i // n_prompts), so with two repeats or more each prompt is in both. Each half's choice is
+    timed on replies it was not chosen by, so this estimate is not raised by luck (it can fall short
+    of the true best where the halves choose differently). None with fewer than 2 replies a half."""
+    names = [n for n in configs if n == "target-only" or n.startswith("fixed")]
+    runs = {n: configs[n].get("runs", []) for n in names}
+    m = len(runs.get("target-only", []))
+    if not names or n_prompts < 1 or any(len(r) != m for r in runs.values()):
+        return None
+    halves = [[i for i in range(m) if (i % n_prompts + i // n_prompts) % 2 == h] for h in (0, 1)]
+    if min(len(h) for h in halves) < 2:
+        return None
+
+    def sums(name: str, idx: list[int]) -> tuple[int, float]:
+        return sum(runs[name][i][0] for i in idx), sum(runs[name][i][1] for i in idx)
+
+    def tps(tokens: int, seconds: float) -> float:
+        return tokens / seconds if seconds > 0 else 0.0
+
+    tokens, seconds, chosen = 0, 0.0, []
+    for pick, judge in ((halves[0], halves[1]), (halves[1], halves[0])):
+        best = max(names, key=lambda n: tps(*sums(n, pick)))
+        t, s = sums(best, judge)
+        tokens, seconds = tokens + t, seconds + s
+        chosen.append(best)
+    return tps(tokens, seconds), chosen
 
 
 def first_diff_at(outputs: list[list[int]], ref: list[list[int]]) -> tuple[int, int] | None:
@@ -437,7 +483,7 @@ def other_name(where: str) -> str:
 def table(results: list[dict[str, Any]], load: tuple[float, float, float]) -> str:
     lines = [f"load average at start {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}; tok/s (ratio to target-only)"]
     hdr = (f"{'case':<22} {'target-only':>11} {'best fixed':>17} {'adaptive':>15} {'mean k':>6} {'plain%':>6} "
-           f"{'ad/best':>7} {'90% interval':>13} {'server':>22}")
+           f"{'ad/best':>7} {'90% interval':>13} {'held-out':>8} {'server':>22}")
     lines.append(hdr)
     for r in results:
         c = r["configs"]
@@ -448,6 +494,8 @@ def table(results: list[dict[str, Any]], load: tuple[float, float, float]) -> st
         best_runs = c["target-only"] if base >= fixed[best_name]["tps"] else fixed[best_name]
         ci = interval(c["adaptive"].get("runs", []), best_runs.get("runs", []), block=r.get("block", 1))
         ci_text = f"{ci[0]:.3f}-{ci[1]:.3f}" if ci else "-"
+        held = held_out_best(c, r.get("n_prompts", 0))
+        held_text = f"{c['adaptive']['tps'] / held[0]:.3f}" if held and held[0] > 0 else "-"
         ad = c["adaptive"]
         steps = max(ad["steps"], 1)
         mean_k = ad["drafted"] / ad["draft_steps"] if ad["draft_steps"] else 0.0
@@ -458,7 +506,7 @@ def table(results: list[dict[str, Any]], load: tuple[float, float, float]) -> st
         lines.append(
             f"{r['case']:<22} {base:>11.1f} {fixed[best_name]['tps']:>7.1f} ({best_name:>7}) "
             f"{ad['tps']:>7.1f} ({ad['tps'] / base:.2f}x) {mean_k:>6.2f} {plain:>5.0f}% {ad['tps'] / best:>7.3f} "
-            f"{ci_text:>13} {', '.join(srv) or '-':>22}"
+            f"{ci_text:>13} {held_text:>8} {', '.join(srv) or '-':>22}"
         )
     for r in results:
         if not (src := r.get("policy_from")):
@@ -473,6 +521,9 @@ def table(results: list[dict[str, Any]], load: tuple[float, float, float]) -> st
     for r in results:
         cells = ", ".join(f"{n} {v['tps']:.0f}" for n, v in r["configs"].items())
         lines.append(f"  {r['case']}: {cells}")
+        if held := held_out_best(r["configs"], r.get("n_prompts", 0)):
+            pick = f"{held[1][0]} chosen on one half, {held[1][1]} on the other"
+            lines.append(f"    held-out best {held[0]:.0f} tok/s ({pick})")
         if d := r.get("device"):
             lines.append(f"    engine on {d['engine']}, sampling on the {'device' if d['device_sampling'] else 'host'}")
         for n, where in r.get("server_differs", {}).items():

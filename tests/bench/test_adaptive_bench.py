@@ -202,6 +202,7 @@ def test_interval_by_repeat_counts_a_placement_that_slowed_one_engine_for_a_whol
 def test_every_engine_gets_new_contexts_before_each_prompt_but_the_first(tmp_path, monkeypatch, capsys):
     from atomicchat.engine import Engine
 
+    monkeypatch.setattr(ab, "TINY_REPEATS", 1)  # the generated pairs run as many repeats as asked
     made = []
     real = Engine.remake_contexts
     monkeypatch.setattr(Engine, "remake_contexts",
@@ -229,10 +230,23 @@ def test_every_engine_gets_new_contexts_before_each_prompt_but_the_first(tmp_pat
     assert len(drawn) == 3 and len({id(e) for e in drawn}) == 3
 
 
+def test_the_generated_pairs_run_more_repeats_than_asked(tmp_path, monkeypatch):
+    """Their replies take milliseconds: `TINY_REPEATS` times the repeats asked, each prompt of each
+    repeat still one reply of every configuration."""
+    monkeypatch.setattr(ab, "TINY_REPEATS", 3)
+    out = tmp_path / "r.json"
+    assert ab.main(["--cases", "tiny-llama", "--cache", str(tmp_path), "--prompts", "2", "--max-tokens", "8",
+                    "--fixed", "1", "--repeats", "2", "--json", str(out)]) == 0
+    r = json.loads(out.read_text())["results"][0]
+    assert r["repeats"] == 6 and r["n_prompts"] == 2
+    assert all(len(c["runs"]) == 12 for c in r["configs"].values())
+
+
 def test_llama_server_runs_in_a_block_after_the_engines_unless_interleaved(tmp_path, monkeypatch):
     """Shuffled in among the engines' replies, llama-server's requests came with a +-5% bias
     between two engines on plain-only cells (run J): by default they run after all of a case's
     engine replies, every prompt of every repeat, in a seeded order of their own."""
+    monkeypatch.setattr(ab, "TINY_REPEATS", 1)
     calls: list[str] = []
 
     class FakeServer:
@@ -263,6 +277,11 @@ def test_llama_server_runs_in_a_block_after_the_engines_unless_interleaved(tmp_p
     assert ab.main(args + ["--servers", "interleaved"]) == 0
     first_server = next(i for i, c in enumerate(calls) if c != "engine")
     assert first_server < engine_calls and len(calls) == engine_calls + len(server_calls)
+    # a generated pair's engines run `TINY_REPEATS` times the repeats; the servers' block, the repeats asked
+    monkeypatch.setattr(ab, "TINY_REPEATS", 2)
+    calls.clear()
+    assert ab.main(args) == 0
+    assert calls.count("engine") == 2 * engine_calls and len(calls) - calls.count("engine") == len(server_calls)
 
 
 def test_policy_from_runs_another_policy_beside_the_engines_own(tmp_path, monkeypatch, capsys):
@@ -271,6 +290,7 @@ def test_policy_from_runs_another_policy_beside_the_engines_own(tmp_path, monkey
     tokens checked against target-only like every engine's; the table puts the two side by side."""
     from atomicchat.engine import Engine
 
+    monkeypatch.setattr(ab, "TINY_REPEATS", 1)
     src = (ab.ROOT / "atomicchat" / "engine" / "draft_policy.py").read_text()
     other = tmp_path / "draft_policy.py"
     other.write_text(src + "\n\nCHOSEN = []\n\n\nclass DraftPolicy(DraftPolicy):\n"
@@ -308,3 +328,44 @@ def test_policy_from_a_revision_git_cannot_show_stops_with_a_sentence(tmp_path):
     empty.write_text("x = 1\n")
     with pytest.raises(SystemExit, match="defines no DraftPolicy class"):
         ab.main(["--cases", "tiny-llama", "--cache", str(tmp_path), "--policy-from", str(empty)])
+
+
+def _cfg(seconds: list[float]) -> dict:
+    runs = [(100, s) for s in seconds]
+    return {"tps": 100 * len(runs) / sum(seconds), "tokens": 100 * len(runs), "seconds": sum(seconds), "drafted": 0,
+            "accepted": 0, "draft_steps": 0, "steps": 100 * len(runs), "runs": runs}
+
+
+def test_held_out_best_is_not_raised_by_a_lucky_reply():
+    """Two lengths that run alike (1 s a reply), each with one lucky reply: the plain best takes the
+    luckier for the best and times it by its luck; chosen on one half and timed on the other, the
+    best is what either runs (2 prompts x 2 repeats, halves a checkerboard: replies 0 and 3, 1 and 2)."""
+    configs = {"target-only": _cfg([1.2] * 4), "fixed 3": _cfg([1.0, 1.0, 1.0, 0.7]),
+               "fixed 4": _cfg([1.0, 0.8, 1.0, 1.0]), "adaptive": _cfg([0.5] * 4), "server 3": _cfg([0.1] * 4),
+               "draft idle": _cfg([0.1] * 4)}
+    assert max(c["tps"] for n, c in configs.items() if n.startswith("fixed")) > 108
+    tps, chosen = ab.held_out_best(configs, n_prompts=2)
+    assert tps == pytest.approx(100.0) and chosen == ["fixed 3", "fixed 4"]  # neither adaptive nor a server
+    # a length that is faster on every reply is the choice on both halves, timed at its own speed
+    configs["fixed 5"] = _cfg([0.8] * 4)
+    tps, chosen = ab.held_out_best(configs, n_prompts=2)
+    assert tps == pytest.approx(125.0) and chosen == ["fixed 5", "fixed 5"]
+    # target-only can be the best
+    configs["target-only"] = _cfg([0.5] * 4)
+    assert ab.held_out_best(configs, n_prompts=2) == (pytest.approx(200.0), ["target-only", "target-only"])
+    # one reply a half is too few to choose by; runs of different lengths do not pair up
+    assert ab.held_out_best({n: _cfg(c["runs"][0][1:2] * 2) for n, c in configs.items()}, n_prompts=1) is None
+    assert ab.held_out_best(dict(configs, **{"fixed 6": _cfg([1.0] * 3)}), n_prompts=2) is None
+
+
+def test_table_shows_the_held_out_best():
+    r = {"case": "c", "n_prompts": 2, "server_differs": {},
+         "configs": {"target-only": _cfg([1.2] * 4), "fixed 3": _cfg([1.0, 1.0, 1.0, 0.7]),
+                     "fixed 4": _cfg([1.0, 0.8, 1.0, 1.0]), "adaptive": _cfg([1.0] * 4)}}
+    out = ab.table([r], (0.1, 0.2, 0.3))
+    row = next(line for line in out.splitlines() if line.startswith("c "))
+    assert row.split()[-4:] == ["0.925", "0.850-1.000", "1.000", "-"]  # ad/best (100 / 108.1), its interval, held-out
+    assert "held-out best 100 tok/s (fixed 3 chosen on one half, fixed 4 on the other)" in out
+    assert "held-out" in out.splitlines()[1]
+    del r["n_prompts"]  # a result from before held_out_best: its column reads "-"
+    assert ab.table([r], (0.1, 0.2, 0.3)).splitlines()[2].split()[-2:] == ["-", "-"]
