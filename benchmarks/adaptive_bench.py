@@ -485,7 +485,8 @@ def table(results: list[dict[str, Any]], load: tuple[float, float, float]) -> st
     hdr = (f"{'case':<22} {'target-only':>11} {'best fixed':>17} {'adaptive':>15} {'mean k':>6} {'plain%':>6} "
            f"{'ad/best':>7} {'90% interval':>13} {'held-out':>8} {'server':>22}")
     lines.append(hdr)
-    for r in results:
+    helds = [held_out_best(r["configs"], r.get("n_prompts", 0)) for r in results]
+    for r, held in zip(results, helds):
         c = r["configs"]
         base = c["target-only"]["tps"]
         fixed = {n: v for n, v in c.items() if n.startswith("fixed")}
@@ -494,7 +495,6 @@ def table(results: list[dict[str, Any]], load: tuple[float, float, float]) -> st
         best_runs = c["target-only"] if base >= fixed[best_name]["tps"] else fixed[best_name]
         ci = interval(c["adaptive"].get("runs", []), best_runs.get("runs", []), block=r.get("block", 1))
         ci_text = f"{ci[0]:.3f}-{ci[1]:.3f}" if ci else "-"
-        held = held_out_best(c, r.get("n_prompts", 0))
         held_text = f"{c['adaptive']['tps'] / held[0]:.3f}" if held and held[0] > 0 else "-"
         ad = c["adaptive"]
         steps = max(ad["steps"], 1)
@@ -518,10 +518,10 @@ def table(results: list[dict[str, Any]], load: tuple[float, float, float]) -> st
                      + (f" (90% interval {ci[0]:.3f}-{ci[1]:.3f})" if ci else ""))
     lines.append("")
     lines.append("every configuration, tok/s:")
-    for r in results:
+    for r, held in zip(results, helds):
         cells = ", ".join(f"{n} {v['tps']:.0f}" for n, v in r["configs"].items())
         lines.append(f"  {r['case']}: {cells}")
-        if held := held_out_best(r["configs"], r.get("n_prompts", 0)):
+        if held:
             pick = f"{held[1][0]} chosen on one half, {held[1][1]} on the other"
             lines.append(f"    held-out best {held[0]:.0f} tok/s ({pick})")
         if d := r.get("device"):

@@ -625,7 +625,7 @@ class DraftPolicy:
             return 0
         plain, limit = self.rate(0), min(limit, self.k_max)
         if self.opening_profile.trials[1] < self.opening_tries:  # a try, where any length could pay
-            k = self._best_draft(limit, self.memory.p())  # at a probe's length: a try that fails costs little
+            k = self._probe_length(limit)  # a try that fails costs little
             pays = plain is not None and self._upside(plain) > 0
         else:
             p = self.opening_profile.upper(self.optimism, BEST_ACCEPTANCE)
@@ -637,11 +637,16 @@ class DraftPolicy:
         self._opening_step = True
         return k
 
+    def _probe_length(self, limit: int, recall: list[float] | None = None) -> int:
+        """A probe's length (also an opening's try, and what `_gap` prices a probe at): the best
+        draft by what the draft accepted lately (`memory`, or `recall`, its `p()`), 1 to `limit`."""
+        return max(1, min(limit, self._best_draft(limit, self.memory.p() if recall is None else recall)))
+
     def _start_probe(self, limit: int) -> int:
         """A probe starts: `probe_steps` draft steps of the best length by what the draft accepted
         lately (`memory`), then its verdict (`record`)."""
         self._probing = True
-        self._probe_k = max(1, min(limit, self._best_draft(limit, self.memory.p())))
+        self._probe_k = self._probe_length(limit)
         self._probe_left = self.probe_steps - 1
         self._probe_made = self._probe_acc = 0
         return self._probe_k
@@ -661,7 +666,8 @@ class DraftPolicy:
         of a plain step, and one call a step here still 1-2%. Every `bare_every`th such step is still
         priced (the `bare` sample), and a probe cycle being closed is never coasted through. Steps
         granted but not taken (the reply ended) go back through `uncoast`."""
-        if self._fast_plain > 0 and limit > 0 and self._cycle is None and not self._bare_due() and not self._opening_on:
+        if (self._fast_plain > 0 and limit > 0 and self._cycle is None and not self._bare_due()
+                and not self._opening_on):
             n = min(self._fast_plain, -self._bare_seen % self.bare_every)
             self._advance_plain(n)
             return n
@@ -731,7 +737,7 @@ class DraftPolicy:
             stretch = min(self.never_most, self.never_decay ** self._probes)
             budget, cap = budget / stretch, int(cap * stretch)
         recall = self.memory.p()
-        k = max(1, min(limit, self._best_draft(limit, recall)))
+        k = self._probe_length(limit, recall)
         v, d = self._verify_cost(k), self.draft.estimate(k)
         if v is None or d is None:
             return self._probe_gap
