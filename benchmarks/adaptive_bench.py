@@ -337,6 +337,7 @@ def bench_case(case: Case, a: argparse.Namespace, server_bin: Path | None) -> di
             "policy_verify_ms": state.get("verify_ms", {}),
             "policy_draft_ms": state.get("draft_ms", {}),
             "policy_p": state.get("p", []),
+            "policy_shifts": state.get("shifts"),
             "policy_from": a.policy_from,
             "policy_from_state": policy_state(other) if other is not None else {},
             "server_differs": {n: w for n, w in differs.items() if n in servers},

@@ -25,6 +25,7 @@ import bisect
 from dataclasses import dataclass, field
 
 
+SHIFT_REPLY_STEPS = 16  # the policy's profile looks for shifts in a reply's first 16 draft steps
 BEST_ACCEPTANCE = 0.9  # a position's acceptance that drafts reach at best (~tau 8 for a block of 16)
 
 
@@ -163,6 +164,17 @@ class AcceptanceProfile:
     shift_window: int = 12
     shift_alpha: float = 0.002
     shift_keep: float = 0.1
+    # Shifts are looked for only in a reply's first `shift_reply_steps` draft steps (`begin_reply`;
+    # 0: in every step). What a reply is about is set by its prompt; within a reply the draft's dips
+    # do not last. Demo F32 per-position traces (benchmarks/position_trace.py, adaptive_bench's
+    # prose prompts, 2-core EPYC, 2026-12-08): windows of 12 length-7 draft steps whose first tokens
+    # were accepted 0.46 of the time (0.877 overall) were followed by 12 at 0.94. Taken for changes,
+    # they cut the history 4-8 times in 18 replies, and the policy went plain on 26% of steps at
+    # 0.949x of the best fixed length (benchmarks/content_sim.py, a plain step 1.95 ms, 8 seeds);
+    # with this, no cut, 9% plain, 0.971x. A change of content with the next prompt is still seen
+    # within a reply's first steps (`test_a_change_from_code_to_a_list_goes_plain_twice_as_soon`).
+    shift_reply_steps: int = 0
+    _reply_steps: int = 0
     success: list[float] = field(default_factory=list)
     trials: list[float] = field(default_factory=list)
     version: int = 0
@@ -179,6 +191,7 @@ class AcceptanceProfile:
         """A draft of k tokens of which the first n_accepted matched the target."""
         self.fade(self.decay)
         self._count(k, n_accepted, 1.0)
+        self._reply_steps += 1
         if k >= 1 and self.shift_alpha > 0 and self._shifted(k, n_accepted):
             # the history before the window keeps `shift_keep` of its weight, the window all of its own
             window, self._recent = self._recent, []
@@ -186,6 +199,12 @@ class AcceptanceProfile:
             for kk, nn in window:
                 self._count(kk, nn, 1.0 - self.shift_keep)
             self.shifts += 1
+
+    def begin_reply(self) -> None:
+        """A reply starts: its first `shift_reply_steps` draft steps may show a shift, against a
+        window of its own steps (the last reply's, carried over, would judge that reply again)."""
+        self._reply_steps = 0
+        self._recent = []
 
     def fade(self, factor: float) -> None:
         """Scale every count by `factor` (< 1: the history weighs less: a draft step's decay, a
@@ -208,7 +227,7 @@ class AcceptanceProfile:
         if len(w) > self.shift_window:
             del w[0]
         n = len(w)
-        if n < self.shift_window:
+        if n < self.shift_window or 0 < self.shift_reply_steps < self._reply_steps:
             return False
         h = sum(1 for _, a in w if a >= 1)
         t = self.trials[1] - n  # the window's steps weigh ~1 each (decayed by < 1 - decay**n)
@@ -420,7 +439,7 @@ class DraftPolicy:
     _check_seen: list[float] | None = None  # the steady prices of the check under way (None: none)
 
     def __post_init__(self) -> None:
-        self.profile = AcceptanceProfile(self.k_max)
+        self.profile = AcceptanceProfile(self.k_max, shift_reply_steps=SHIFT_REPLY_STEPS)
         self.memory = AcceptanceProfile(self.k_max, shift_alpha=0.0)
         self.opening_profile = AcceptanceProfile(self.k_max, shift_alpha=0.0)
         self.cuts = AcceptanceProfile(self.k_max, shift_alpha=0.0, first_prior=1.0)
@@ -607,6 +626,7 @@ class DraftPolicy:
         """A reply starts: its first `settle` steps price only sizes with fewer than two samples, and
         its opening may be drafted apart from the rest (once the sweep is done, outside a drafting run)."""
         self._reply_step = self._reply_tokens = 0
+        self.profile.begin_reply()
         self._opening_on = self.opening > 0 and self._sweep == [] and not self._in_run
         if self._ever_accepted():  # else no try could pay
             self.opening_profile.fade(self.opening_fade)
