@@ -396,6 +396,8 @@ class DraftPolicy:
     # 15% dearer than it ran, and the policy drafted 3-4 where fixed 6 ran faster. No cut: k + 1.
     cuts: AcceptanceProfile = field(init=False)
     _rows_version: int = -1
+    _spans_key: tuple = ()  # the prices `_span_list` was worked out from (`_spans`)
+    _span_list: list[float | None] = field(default_factory=list)
     _rows: list[float] = field(default_factory=list)
     _decisions: int = 0
     _plain_run: int = 0
@@ -463,10 +465,30 @@ class DraftPolicy:
 
     def _draft_rate(self, k: int, tokens: float) -> float | None:
         """Tokens per second of a step that drafts k and yields `tokens` (None: a cost is unknown)."""
-        v, d = self._verify_cost(k), self.draft.estimate(k)
-        if v is None or d is None:
-            return None
-        return tokens / (v + d + self._step_cost())
+        span = self._spans()[k]
+        return None if span is None else tokens / span
+
+    def prepare(self) -> None:
+        """Work out what the prices just set imply (each length's step, the best length) before a
+        step needs it: otherwise the first decision after a pricing does it inside a reply
+        (adaptive_bench prices every engine again before each prompt). Only caches are filled: no
+        decision changes."""
+        self.best(self.k_max)
+
+    def _spans(self) -> list[float | None]:
+        """Seconds of a step that drafts k, for k = 0..k_max (0 unused; None: a cost is unknown):
+        its verify, its draft and what every step costs besides. Cached until one of those prices
+        changes: a decision weighs a few dozen rates, and looking each one's prices up anew was most
+        of a decision after a new pricing (tiny-qwen35, where a plain step takes ~0.3 ms: 171 us,
+        since adaptive_bench prices every engine again before each prompt)."""
+        key = (self.verify.version, self.draft.version, self.cuts.version, self.step.version)
+        if key != self._spans_key:
+            step, out = self._step_cost(), [None]
+            for k in range(1, self.k_max + 1):
+                v, d = self._verify_cost(k), self.draft.estimate(k)
+                out.append(None if v is None or d is None else v + d + step)
+            self._spans_key, self._span_list = key, out
+        return self._span_list
 
     def _verify_cost(self, k: int) -> float | None:
         """The verify of a step asked to draft k: at the rows the confidence cut lets through on
@@ -926,7 +948,7 @@ class DraftPolicy:
         self.verify, self.draft, self.bare, self.feed = CostTable(), CostTable(), CostTable(), CostTable()
         self._verify1_loaded = self._bare1_loaded = False
         self._loaded_verify, self._loaded_draft = set(), set()
-        self._best_key = ()
+        self._best_key = self._spans_key = ()
         self._replan()
 
     def _came_close(self) -> bool:

@@ -390,6 +390,9 @@ class Engine:
                 pos += 1
         finally:
             self._reset_cache()
+            prepare = getattr(policy, "prepare", None)  # a policy from before it (benchmarks): none
+            if prepare is not None:
+                prepare()
 
     def _init_template_and_info(self, device: device_info.DeviceInfo, n_ctx: int) -> None:
         """Pick the chat template (a broken one is replaced now, not mid-reply) and build `info`."""

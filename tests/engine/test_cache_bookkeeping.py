@@ -119,6 +119,9 @@ def test_load_time_calibration_prices_sizes_and_leaves_both_caches_empty(pair):
         assert policy.bare.count(1) >= 3
         assert policy.feed.count(1) >= 3  # feeding a plain step's row, so a probe's first warm-up keeps its gap
         assert policy.profile.version == 0 and sum(policy.profile.trials) == 0
+        # what the prices imply is worked out at the pricing, not in the first reply's first step
+        assert policy._best_key and policy._spans_key == (policy.verify.version, policy.draft.version,
+                                                          policy.cuts.version, policy.step.version)
         assert _pos_max(spec.tctx) == -1 and _pos_max(spec.ds.ctx) == -1
         assert spec._kv == [] and spec.ds.end == 0 and spec.ds.kv_len == 0
         assert run(spec, A, max_tokens=24)[0] == _ref(pair, A, 24)
