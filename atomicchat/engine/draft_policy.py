@@ -396,9 +396,9 @@ class DraftPolicy:
     # 15% dearer than it ran, and the policy drafted 3-4 where fixed 6 ran faster. No cut: k + 1.
     cuts: AcceptanceProfile = field(init=False)
     _rows_version: int = -1
+    _rows: list[float] = field(default_factory=list)
     _spans_key: tuple = ()  # the prices `_span_list` was worked out from (`_spans`)
     _span_list: list[float | None] = field(default_factory=list)
-    _rows: list[float] = field(default_factory=list)
     _decisions: int = 0
     _plain_run: int = 0
     _probe_gap: int = 0
