@@ -35,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from atomicchat.engine.draft_policy import DraftPolicy, FixedPolicy  # noqa: E402
 from benchmarks.adaptive_bench import policy_class_at  # noqa: E402
+from benchmarks.content_sim import STEP_S, noisy_costs  # noqa: E402
 from tests.engine.test_draft_policy import (  # noqa: E402
     _F32_XEON_DRAFT,
     _F32_XEON_VERIFY,
@@ -118,16 +119,11 @@ def run(cls: type, costs: Costs, p_open: float, p_body: float, seed: int, n_toke
     if k is None:
         calibrated(pol, verify, draft, feed=costs.feed_ms / 1e3)
     rng, nz = random.Random(seed), random.Random(seed + 7919)
-
-    def noisy(f: Callable[[int], float]) -> Callable[[int], float]:
-        return lambda n: f(n) * nz.lognormvariate(0.0, noise)
-
     matches = opening_matches(rng, lambda: pol.reply_pos, opening, p_open, p_body, costs.k_max)
-    step = 0.15e-3  # what a step costs besides its decodes (the engine's loop), as measured
-    rate, chosen = simulate(pol, noisy(verify), noisy(draft), matches, n_tokens=n_tokens, reply_len=reply_len,
-                            feed=costs.feed_ms / 1e3 if k != 0 else 0.0, switch=costs.switch_ms / 1e3,
-                            overhead=step)
-    return rate * (verify(1) + step), len(chosen)
+    rate, chosen = simulate(pol, noisy_costs(verify, nz, noise, None), noisy_costs(draft, nz, noise, None), matches,
+                            n_tokens=n_tokens, reply_len=reply_len, feed=costs.feed_ms / 1e3 if k != 0 else 0.0,
+                            switch=costs.switch_ms / 1e3, overhead=STEP_S)
+    return rate * (verify(1) + STEP_S), len(chosen)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -30,16 +30,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from atomicchat.engine import Engine, EngineConfig, GenParams  # noqa: E402
 from atomicchat.engine.draft_confidence import DEFAULT_P_MIN  # noqa: E402
+from atomicchat.engine.engine import _common_prefix  # noqa: E402
 from atomicchat.engine.sampling import Sampler  # noqa: E402
 from atomicchat.engine.types import Finished  # noqa: E402
-
-
-def match_length(drafts: list[int], ref: list[int], at: int) -> int:
-    """How many of `drafts` equal ref[at], ref[at + 1], ... in order."""
-    m = 0
-    while m < len(drafts) and at + m < len(ref) and drafts[m] == ref[at + m]:
-        m += 1
-    return m
 
 
 def record_reply(eng: Engine, prompt: list[int], max_tokens: int, p_min: float = DEFAULT_P_MIN) -> list[list[list[int]]]:
@@ -64,7 +57,7 @@ def record_reply(eng: Engine, prompt: list[int], max_tokens: int, p_min: float =
         pos = len(prompt)
         for i in range(len(ref) - 1):
             sizes = range(1, eng.draft_max + 1)
-            rows.append([[match_length(ds.draft_block(ref[i], pos, b, b), ref, i + 1) for b in sizes],
+            rows.append([[_common_prefix(ds.draft_block(ref[i], pos, b, b), ref[i + 1 :]) for b in sizes],
                          [len(ds.draft_block(ref[i], pos, b, b, p_min)) for b in sizes]])
             if eng._plain_step(ref[i], pos, sampler)[0] != ref[i + 1]:
                 raise SystemExit(f"position_trace: a plain step differs from target-only's at token {i + 1}")
